@@ -1,0 +1,197 @@
+"""aisp command line: `python -m cli.aisp bench ...` / `hw ...` (also the `aisp` script).
+
+Exit codes: 0 all good · 1 a failed pair, a verification failure or a regression ·
+2 a usage error (unknown target, malformed expectations file, bad option) · 130 interrupted.
+Chapters are read from the repo, or from $AISP_ROOT when set (see core/discovery.py).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from tabulate import tabulate
+
+from core import REPO_ROOT
+
+app = typer.Typer(help="Benchmark harness for 'AI Systems Performance Engineering': baseline vs "
+                       "optimized pairs per chapter, verified, gated against stored speedups.",
+                  no_args_is_help=True, add_completion=False)
+bench_app = typer.Typer(help="List, run and gate benchmark pairs.", no_args_is_help=True)
+hw_app = typer.Typer(help="Describe this machine's GPU.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+app.add_typer(hw_app, name="hw")
+
+USAGE_ERROR = 2
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+def _usage_error(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(USAGE_ERROR)
+
+
+@bench_app.command("list-targets")
+def list_targets(chapter: Optional[str] = typer.Option(
+        None, "--chapter", help="Only this chapter, e.g. ch07 or 7.")) -> None:
+    """List chapters, pairs and their optimized variants (the names `--targets` accepts)."""
+    from core.discovery import TargetError, discover, select
+
+    chapters = discover()
+    if chapter:
+        try:
+            wanted = {p.chapter for p, _ in select([chapter])}
+        except TargetError as exc:
+            _usage_error(str(exc))
+        chapters = [c for c in chapters if c.name in wanted]
+    rows = []
+    for c in chapters:
+        if not c.pairs:
+            rows.append([c.name, "(no pairs yet: see README.md)", ""])
+        for pair in c.pairs:
+            variants = ", ".join(e.name for e in pair.examples)
+            rows.append([c.name, pair.id, variants])
+        for orphan in c.orphans:
+            rows.append([c.name, f"! {orphan.name} has no partner file", ""])
+    typer.echo(tabulate(rows, headers=["chapter", "target", "optimized variants"]))
+
+
+@bench_app.command("run", context_settings={"allow_extra_args": True})
+def run(
+    ctx: typer.Context,
+    targets: List[str] = typer.Option(..., "--targets", "-t", help=(
+        "What to run: ch07, 7, ch07:copy_vectorized (a pair or one variant), all. "
+        "Several: --targets ch06 ch08 or ch06,ch08.")),
+    iterations: Optional[int] = typer.Option(None, min=1, help=(
+        "Exactly this many timed samples per side (default: adaptive, until each median is "
+        "known to ±1%).")),
+    warmup: Optional[int] = typer.Option(None, min=0, help=(
+        "Warm-up calls per side (default: adaptive, ≥3 calls and ≥50 ms).")),
+    update_expectations: bool = typer.Option(False, "--update-expectations", help=(
+        "Store the measured speedups as chNN/expectations_<gpu>.json (verified pairs only).")),
+    output_dir: Path = typer.Option(REPO_ROOT / "artifacts" / "runs", help=(
+        "Where run directories (results.jsonl, results.json, logs) are created.")),
+    format: Format = typer.Option(Format.table, "--format", help="table, markdown or json."),
+    timeout: float = typer.Option(600.0, min=1.0, help="Seconds before a pair's child process "
+                                  "is killed and the pair reported FAILED."),
+    strict: bool = typer.Option(False, help="Treat inconclusive gate results as failures."),
+    seed: int = typer.Option(0, help="Input seed; verification also uses seed+1."),
+) -> None:
+    """Run pairs, verify outputs, time them, gate against stored expectations."""
+    from core.discovery import TargetError, select
+    from core.expectations import ExpectationsError
+    from core.report import render
+    from core.runner import RunOptions, run_suite
+
+    names = list(targets) + [a for a in ctx.args]
+    unknown_options = [a for a in names if a.startswith("-")]
+    if unknown_options:
+        _usage_error(f"unknown option {unknown_options[0]} (see --help)")
+    try:
+        selection = select(names)
+    except TargetError as exc:
+        _usage_error(str(exc))
+    if not selection:
+        _usage_error(f"targets {' '.join(names)} select no pairs")
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        probe_file = output_dir / ".aisp-write-test"
+        probe_file.write_text("")
+        probe_file.unlink()
+    except OSError as exc:
+        _usage_error(f"cannot write to output dir {output_dir}: {exc.strerror}; "
+                     f"choose another with --output-dir")
+    quiet = format == Format.json
+    options = RunOptions(iterations=iterations, warmup=warmup, seed=seed, timeout_s=timeout,
+                         update_expectations=update_expectations, strict=strict,
+                         output_dir=output_dir)
+    try:
+        result = run_suite(selection, options,
+                           progress=(lambda line: None) if quiet else
+                           (lambda line: typer.echo(line, err=True)))
+    except ExpectationsError as exc:
+        _usage_error(str(exc))
+    typer.echo(render(result.to_dict(), format.value))
+    raise typer.Exit(result.exit_code(strict, update_expectations))
+
+
+@bench_app.command("expectations")
+def expectations(
+    hardware: Optional[str] = typer.Option(None, help="Only this hardware key, e.g. h100."),
+    min_speedup: Optional[float] = typer.Option(None, help=(
+        "Show only entries whose stored speedup is below this, and exit 1 if there are any.")),
+) -> None:
+    """Show the stored speedups of every chapter (chNN/expectations_<gpu>.json)."""
+    from core import expectations as expect
+    from core.discovery import chapters_root
+
+    rows = []
+    for path in sorted(chapters_root().glob("ch[0-9][0-9]/expectations_*.json")):
+        key = path.stem[len("expectations_"):]
+        if hardware and key != hardware:
+            continue
+        try:
+            entries = expect.load(path)
+        except expect.ExpectationsError as exc:
+            _usage_error(str(exc))
+        for name, entry in sorted(entries.items()):
+            if min_speedup is not None and entry["speedup"] >= min_speedup:
+                continue
+            prov = entry.get("provenance", {})
+            rows.append([path.parent.name, name, key, f"{entry['speedup']:.2f}x",
+                         entry.get("baseline_ms", "-"), entry.get("optimized_ms", "-"),
+                         prov.get("device", "-"), (prov.get("date") or "-")[:10]])
+    if not rows:
+        typer.echo("no stored expectations match" if min_speedup is None
+                   else f"every stored speedup is ≥ {min_speedup}x")
+        return
+    typer.echo(tabulate(rows, headers=["chapter", "example", "gpu", "speedup", "baseline ms",
+                                       "optimized ms", "measured on", "date"]))
+    if min_speedup is not None:
+        raise typer.Exit(1)
+
+
+@hw_app.command("info")
+def hw_info(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Print the device fingerprint stored with every result."""
+    from core.hardware import fingerprint
+
+    info = fingerprint()
+    if as_json:
+        typer.echo(json.dumps(info, indent=2))
+    else:
+        typer.echo(tabulate(sorted(info.items()), tablefmt="plain"))
+
+
+def chapter_main(compare_file: str, argv: list[str] | None = None) -> None:
+    """Entry point of `chNN/compare.py`: `bench run` with targets fixed to that chapter.
+
+    `--examples a,b` restricts the run to those pairs/variants of the chapter.
+    """
+    chapter = Path(compare_file).resolve().parent.name
+    args = list(sys.argv[1:] if argv is None else argv)
+    targets = [chapter]
+    if "--examples" in args:
+        at = args.index("--examples")
+        if at + 1 >= len(args):
+            typer.echo("error: --examples needs a value, e.g. --examples copy_vectorized", err=True)
+            sys.exit(USAGE_ERROR)
+        targets = [f"{chapter}:{name}" for name in args[at + 1].split(",") if name]
+        del args[at:at + 2]
+    app(args=["bench", "run", "--targets", *targets, *args], prog_name=f"{chapter}/compare.py")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

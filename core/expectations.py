@@ -1,0 +1,96 @@
+"""Stored speedups per GPU model (`chNN/expectations_<key>.json`) and the regression gate.
+
+Gate: with stored speedup S and tolerance t (default 10%, per entry overridable) the floor
+is S·(1−t). A run whose speedup interval lies wholly below the floor is a regression; one
+whose median speedup is below the floor but whose interval reaches it is inconclusive
+(a failure only under --strict); otherwise it passes. No entry → "new".
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA = 1
+DEFAULT_TOLERANCE = 0.10
+
+
+class ExpectationsError(ValueError):
+    """A malformed expectations file; it is never overwritten."""
+
+
+@dataclass
+class GateResult:
+    status: str  # new | pass | regression | inconclusive
+    message: str
+    stored_speedup: float | None = None
+    floor: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "message": self.message,
+                "stored_speedup": self.stored_speedup, "floor": self.floor}
+
+
+def path_for(chapter_dir: Path, key: str) -> Path:
+    return chapter_dir / f"expectations_{key}.json"
+
+
+def load(path: Path) -> dict[str, dict[str, Any]]:
+    """Entries by example name; {} when the file does not exist."""
+    if not path.exists():
+        return {}
+    fix = "fix it by hand or delete it and rerun with --update-expectations; it was left untouched"
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ExpectationsError(f"{path}: not valid JSON ({exc}); {fix}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("examples"), dict):
+        raise ExpectationsError(f"{path}: expected an object with an 'examples' object; {fix}")
+    for name, entry in data["examples"].items():
+        speedup = entry.get("speedup") if isinstance(entry, dict) else None
+        if not isinstance(speedup, (int, float)) or isinstance(speedup, bool) or speedup <= 0:
+            raise ExpectationsError(f"{path}: entry '{name}' needs a positive number 'speedup'; {fix}")
+        tolerance = entry.get("tolerance", DEFAULT_TOLERANCE)
+        if not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 1:
+            raise ExpectationsError(f"{path}: entry '{name}' has tolerance {tolerance!r}, "
+                                    f"expected a fraction in [0, 1); {fix}")
+    return data["examples"]
+
+
+def gate(entry: dict[str, Any] | None, speedup: float, interval: tuple[float, float],
+         default_tolerance: float = DEFAULT_TOLERANCE) -> GateResult:
+    if entry is None:
+        return GateResult("new", "no stored expectation")
+    stored = float(entry["speedup"])
+    floor = stored * (1 - float(entry.get("tolerance", default_tolerance)))
+    lo, hi = interval
+    if hi < floor:
+        return GateResult("regression", f"{speedup:.2f}x (interval {lo:.2f}-{hi:.2f}) is below "
+                          f"the floor {floor:.2f}x of stored {stored:.2f}x", stored, floor)
+    if speedup < floor:
+        return GateResult("inconclusive", f"{speedup:.2f}x is below the floor {floor:.2f}x but "
+                          f"its interval {lo:.2f}-{hi:.2f} reaches it; rerun", stored, floor)
+    return GateResult("pass", f"{speedup:.2f}x ≥ floor {floor:.2f}x (stored {stored:.2f}x)",
+                      stored, floor)
+
+
+def update(path: Path, hardware_key: str, entries: dict[str, dict[str, Any]]) -> None:
+    """Merge `entries` into the file (other entries kept) and write it atomically."""
+    examples = load(path)  # raises on a malformed file before anything is written
+    for name, entry in entries.items():
+        if "tolerance" in examples.get(name, {}) and "tolerance" not in entry:
+            entry = {**entry, "tolerance": examples[name]["tolerance"]}  # a hand-set override
+        examples[name] = entry
+    document = {"schema": SCHEMA, "hardware_key": hardware_key, "examples": examples}
+    text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,161 @@
+"""What machine this is: the device fingerprint, the hardware key, the measured ceilings."""
+from __future__ import annotations
+
+import platform
+import re
+import subprocess
+from typing import Any
+
+from core import REPO_ROOT
+
+# Device name fragments → hardware key, most specific first.
+_KEYS = (("gh200", "gh200"), ("h200", "h200"), ("h100", "h100"), ("h800", "h800"),
+         ("gb200", "gb200"), ("b200", "b200"), ("b100", "b100"), ("a100", "a100"),
+         ("l40s", "l40s"), ("l4", "l4"), ("a10", "a10"))
+
+
+def hardware_key(device_name: str | None) -> str:
+    """`NVIDIA H100 80GB HBM3` → `h100`; no GPU → `cpu`; unknown GPUs get a slug."""
+    if not device_name:
+        return "cpu"
+    lowered = device_name.lower()
+    for fragment, key in _KEYS:
+        if re.search(rf"\b{fragment}\b", lowered):
+            return key
+    slug = re.sub(r"[^a-z0-9]+", "_", lowered.replace("nvidia", "")).strip("_")
+    return slug or "unknown_gpu"
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO_ROOT,
+                             capture_output=True, text=True, timeout=5)
+        if out.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=REPO_ROOT, capture_output=True, text=True, timeout=5).stdout
+        return out.stdout.strip() + ("-dirty" if dirty.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _nvml_facts(index: int) -> dict[str, Any]:
+    """Driver, clocks, power, bus and link facts from NVML; empty when NVML is absent."""
+    try:
+        import pynvml
+    except ImportError:
+        return {}
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:
+        return {}
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        facts: dict[str, Any] = {"driver": pynvml.nvmlSystemGetDriverVersion()}
+        for key, call in (
+            ("max_sm_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+            ("max_mem_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
+            ("power_limit_w", lambda: pynvml.nvmlDeviceGetPowerManagementLimit(handle) / 1000),
+            ("pci_bus_id", lambda: pynvml.nvmlDeviceGetPciInfo(handle).busId),
+            ("serial", lambda: pynvml.nvmlDeviceGetSerial(handle)),
+            ("pcie_max_gen", lambda: pynvml.nvmlDeviceGetMaxPcieLinkGeneration(handle)),
+            ("pcie_max_width", lambda: pynvml.nvmlDeviceGetMaxPcieLinkWidth(handle)),
+        ):
+            try:
+                value = call()
+                facts[key] = value.decode() if isinstance(value, bytes) else value
+            except pynvml.NVMLError:
+                pass
+        return facts
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def clocks(index: int = 0) -> dict[str, Any]:
+    """Current SM clock, temperature and throttle reasons (for drift/throttle reports)."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:  # noqa: BLE001 - NVML missing or no driver: nothing to report
+        return {}
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        return {
+            "sm_clock_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM),
+            "temperature_c": pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU),
+            "throttle_reasons": int(pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)),
+        }
+    except Exception:  # noqa: BLE001
+        return {}
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def fingerprint() -> dict[str, Any]:
+    """Everything a stored number depends on: device, driver, toolkit, library versions."""
+    import torch
+
+    info: dict[str, Any] = {
+        "torch": torch.__version__, "cuda_runtime": torch.version.cuda,
+        "python": platform.python_version(), "host": platform.node(),
+        "git_commit": git_commit(),
+    }
+    if not torch.cuda.is_available():
+        info.update(device="cpu", hardware_key="cpu", cpu=platform.processor() or platform.machine())
+        return info
+    index = torch.cuda.current_device()
+    props = torch.cuda.get_device_properties(index)
+    info.update(
+        device=props.name, hardware_key=hardware_key(props.name),
+        compute_capability=f"{props.major}.{props.minor}", sm_count=props.multi_processor_count,
+        memory_gib=round(props.total_memory / 2**30, 1),
+        l2_mib=round(props.L2_cache_size / 2**20, 1), gpu_count=torch.cuda.device_count(),
+    )
+    info.update(_nvml_facts(index))
+    try:
+        from core.cuda import nvcc_version
+
+        info["nvcc"] = nvcc_version()
+    except Exception:  # noqa: BLE001 - nvcc is optional for fingerprinting
+        info["nvcc"] = None
+    return info
+
+
+def measure_ceilings(device: str = "cuda") -> dict[str, float]:
+    """Quick same-run ceilings: torch copy bandwidth and matmul TFLOP/s (bf16, tf32, fp32).
+
+    Copy: 1 GiB device-to-device, counting bytes read + written. Matmul: 8192³ on random
+    data (zeros run faster and would flatter the ceiling).
+    """
+    import torch
+
+    from core.stats import summarize
+    from core.timing import measure_cuda, warm_up
+
+    ceilings: dict[str, float] = {}
+    src = torch.randn(2**28, device=device)  # 1 GiB of fp32
+    dst = torch.empty_like(src)
+    copy = lambda: dst.copy_(src)  # noqa: E731
+    warm_up(copy, measure_cuda)
+    ms = summarize(measure_cuda(copy, 20).samples_ms).median
+    ceilings["copy_gbps"] = 2 * src.numel() * 4 / ms / 1e6
+    del src, dst
+    n = 8192
+    previous_tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        for label, dtype, tf32 in (("bf16", torch.bfloat16, False), ("tf32", torch.float32, True),
+                                   ("fp32", torch.float32, False)):
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            a = torch.randn(n, n, device=device, dtype=dtype)
+            b = torch.randn(n, n, device=device, dtype=dtype)
+            mm = lambda: torch.mm(a, b)  # noqa: E731
+            warm_up(mm, measure_cuda)
+            ms = summarize(measure_cuda(mm, 10).samples_ms).median
+            ceilings[f"matmul_{label}_tflops"] = 2 * n**3 / ms / 1e9
+            del a, b
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous_tf32
+    torch.cuda.empty_cache()
+    return ceilings

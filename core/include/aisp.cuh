@@ -1,0 +1,28 @@
+// aisp.cuh — the tiny shared header every chapter .cu file includes.
+//
+// Convention (see README "Adding a pair"): kernels are plain __global__ functions; each
+// is driven by an `extern "C" AISP_API int launch_xxx(..., cudaStream_t stream)` launcher
+// that takes device pointers, int64 sizes and torch's current stream, launches, and
+// returns AISP_LAUNCHED(), i.e. the cudaError_t of the launch (0 = success).
+#pragma once
+#include <cstdint>
+#include <cuda_runtime.h>
+
+#define AISP_API __attribute__((visibility("default")))
+
+// Error of the launch that just happened; never synchronizes (that would distort timing).
+#define AISP_LAUNCHED() (static_cast<int>(cudaGetLastError()))
+
+// Return early from a launcher when a CUDA call fails.
+#define AISP_CHECK(call)                                   \
+  do {                                                     \
+    cudaError_t aisp_err_ = (call);                        \
+    if (aisp_err_ != cudaSuccess) return static_cast<int>(aisp_err_); \
+  } while (0)
+
+static inline int64_t aisp_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Lets Python turn a launcher's return code into a message.
+extern "C" AISP_API const char* aisp_error_string(int code) {
+  return cudaGetErrorString(static_cast<cudaError_t>(code));
+}

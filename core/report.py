@@ -1,0 +1,85 @@
+"""Render a run's results: the table a user reads, Markdown for READMEs, JSON for machines."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tabulate import tabulate
+
+from core.metrics import headline
+
+IMPLAUSIBLE_SPEEDUP = 20.0  # above this, outside `teaching` pairs, suspect the baseline
+HEADERS = ["pair", "baseline ms", "optimized ms", "speedup", "optimized rate", "% ceiling",
+           "verify", "expectation"]
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4f}" if value < 1 else f"{value:.3f}" if value < 100 else f"{value:.1f}"
+
+
+def row(ex: dict[str, Any]) -> list[str]:
+    label = ex["id"] + (" [teaching]" if ex.get("teaching") else "")
+    if ex["status"] != "ok":
+        verify = ex.get("verification", {})
+        status = "FAILED" if ex["status"] == "failed" else "SKIPPED"
+        if verify and not verify.get("ok", True):
+            status = "MISMATCH"
+        return [label, "-", "-", "-", "-", "-", status, "-"]
+    rates = ex.get("rates", {})
+    lo, hi = ex["speedup_ci"]
+    pct = rates.get("pct_of_ceiling")
+    verification = ex.get("verification", {})
+    return [
+        label, _ms(ex.get("baseline_ms")), _ms(ex.get("optimized_ms")),
+        f"{ex['speedup']:.2f}x [{lo:.2f}-{hi:.2f}]", headline(rates),
+        f"{pct:.0f}%" if pct is not None else "-",
+        f"ok ({verification.get('max_rel_err', 0):.0e} rel)" if verification else "ok",
+        ex.get("expectation", {}).get("status", "-"),
+    ]
+
+
+def notes(rows: list[dict[str, Any]]) -> list[str]:
+    """Failures and skips with their reasons, gate messages, implausible-speedup warnings."""
+    lines = []
+    for ex in rows:
+        if ex["status"] != "ok":
+            lines.append(f"{ex['status'].upper()} {ex['id']}: {ex.get('reason', '')}")
+            continue
+        gate = ex.get("expectation", {})
+        if gate.get("status") in ("regression", "inconclusive"):
+            lines.append(f"{gate['status'].upper()} {ex['id']}: {gate['message']}")
+        if ex["speedup"] > IMPLAUSIBLE_SPEEDUP and not ex.get("teaching"):
+            lines.append(f"WARNING {ex['id']}: speedup {ex['speedup']:.1f}x exceeds "
+                         f"{IMPLAUSIBLE_SPEEDUP:g}x; check the baseline is what a competent "
+                         f"engineer would write first (or tag the pair `teaching`)")
+    return lines
+
+
+def table(rows: list[dict[str, Any]], fmt: str = "simple") -> str:
+    return tabulate([row(ex) for ex in rows], headers=HEADERS, tablefmt=fmt, disable_numparse=True)
+
+
+def render(result: dict[str, Any], fmt: str = "table") -> str:
+    """`result` is RunResult.to_dict(); fmt is table | markdown | json."""
+    if fmt == "json":
+        return json.dumps(result, indent=2)
+    rows = [ex for pair in result["pairs"] for ex in pair["examples"]]
+    fp = result["fingerprint"]
+    ceilings = result.get("ceilings", {})
+    parts = [f"device: {fp.get('device')} (key {fp.get('hardware_key')}), torch {fp.get('torch')}, "
+             f"CUDA {fp.get('cuda_runtime')}, driver {fp.get('driver', '-')}"]
+    if ceilings:
+        parts.append("ceilings (measured this run): " + ", ".join(
+            f"{k.replace('_gbps', '').replace('_tflops', '')} "
+            f"{v:.0f} {'GB/s' if k.endswith('gbps') else 'TFLOP/s'}" for k, v in ceilings.items()))
+    parts.append("")
+    parts.append(table(rows, "github" if fmt == "markdown" else "simple"))
+    extra = notes(rows)
+    if extra:
+        parts += ["", *extra]
+    if result.get("expectation_updates"):
+        parts += ["", "updated: " + ", ".join(result["expectation_updates"])]
+    parts += ["", f"results: {result['run_dir']}/results.json"]
+    return "\n".join(parts)

@@ -1,0 +1,233 @@
+"""Runs a selection of pairs, each in its own child process, and streams results to disk.
+
+A run directory holds:
+    results.jsonl   one line per pair, appended as each pair finishes (survives a crash)
+    results.json    the whole run, written at the end (and on Ctrl-C)
+    logs/<pair>.log the child's stdout/stderr
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from core import REPO_ROOT
+from core import expectations as expect
+from core.discovery import Example, Pair
+from core.metrics import rates
+
+
+@dataclass
+class RunOptions:
+    iterations: int | None = None
+    warmup: int | None = None
+    seed: int = 0
+    timeout_s: float = 600.0
+    update_expectations: bool = False
+    strict: bool = False
+    output_dir: Path = REPO_ROOT / "artifacts" / "runs"
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    fingerprint: dict[str, Any]
+    ceilings: dict[str, float]
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    interrupted: bool = False
+    builds: dict[str, Any] = field(default_factory=dict)
+    expectation_updates: list[str] = field(default_factory=list)
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return [ex for pair in self.pairs for ex in pair["examples"]]
+
+    def exit_code(self, strict: bool = False, updating: bool = False) -> int:
+        bad = {"failed"}
+        gate_bad = set() if updating else {"regression"} | ({"inconclusive"} if strict else set())
+        for row in self.rows:
+            if row["status"] in bad or row.get("expectation", {}).get("status") in gate_bad:
+                return 1
+        return 130 if self.interrupted else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_dir": str(self.run_dir), "fingerprint": self.fingerprint,
+                "ceilings": self.ceilings, "builds": self.builds, "interrupted": self.interrupted,
+                "expectation_updates": self.expectation_updates, "pairs": self.pairs}
+
+
+def _child(args: list[str], timeout_s: float, log: Path,
+           root: Path = REPO_ROOT) -> tuple[int | None, str]:
+    """Run `python -m core.child ARGS`; returns (exit code or None on timeout, output tail).
+
+    `root` (the folder holding the chapter packages) goes first on the child's PYTHONPATH,
+    so pair files import as `chNN.<file>` from wherever the chapters live (tests use a tmp dir).
+    """
+    path = os.pathsep.join(filter(None, [str(root), str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
+    with open(log, "w") as handle:
+        proc = subprocess.Popen([sys.executable, "-m", "core.child", *args], cwd=REPO_ROOT,
+                                env=env, stdout=handle, stderr=subprocess.STDOUT)
+        try:
+            code: int | None = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            code = None
+        except KeyboardInterrupt:
+            proc.kill()
+            proc.wait()
+            raise
+    tail = log.read_text(errors="replace")[-3000:]
+    return code, tail
+
+
+def make_run_dir(output_dir: Path) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    run_dir = Path(output_dir) / stamp
+    suffix = 1
+    while run_dir.exists():
+        suffix += 1
+        run_dir = Path(output_dir) / f"{stamp}-{suffix}"
+    (run_dir / "logs").mkdir(parents=True)
+    return run_dir
+
+
+def probe(run_dir: Path, timeout_s: float = 300.0) -> dict[str, Any]:
+    out = run_dir / "probe.json"
+    code, tail = _child(["--probe", str(out)], timeout_s, run_dir / "logs" / "probe.log")
+    if code != 0 or not out.exists():
+        raise RuntimeError(f"the device probe failed (exit {code}); its output:\n{tail}")
+    return json.loads(out.read_text())
+
+
+def prebuild(pairs: list[Pair], capability: tuple[int, int]) -> dict[str, Any]:
+    """Build every .cu file of the selected chapters in parallel before any child starts,
+    so children find cached libraries; a failure here resurfaces in the pair that needs it."""
+    from core.cuda import build_many, nvcc_path
+
+    sources = sorted({cu for pair in pairs for cu in pair.baseline.parent.glob("*.cu")})
+    if not sources or nvcc_path() is None:
+        return {"files": len(sources), "seconds": 0.0, "errors": {}}
+    started = time.perf_counter()
+    built = build_many(sources, capability)
+    errors = {f"{p.parent.name}/{p.name}": str(r) for p, r in built.items() if isinstance(r, Exception)}
+    return {"files": len(sources), "seconds": round(time.perf_counter() - started, 2), "errors": errors}
+
+
+def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: Path) -> dict[str, Any]:
+    spec = {
+        "pair": pair.id, "baseline": str(pair.baseline), "seed": options.seed,
+        "iterations": options.iterations, "warmup": options.warmup,
+        "examples": [{"name": e.name, "id": e.id, "path": str(e.optimized)} for e in examples],
+    }
+    safe = pair.id.replace(":", "__")
+    spec_path, out_path = run_dir / "logs" / f"{safe}.spec.json", run_dir / "logs" / f"{safe}.result.json"
+    spec_path.write_text(json.dumps(spec, indent=2))
+    started = time.perf_counter()
+    code, tail = _child([str(spec_path), str(out_path)], options.timeout_s,
+                        run_dir / "logs" / f"{safe}.log", pair.baseline.parent.parent)
+    if code == 0 and out_path.exists():
+        return json.loads(out_path.read_text())
+    if code is None:
+        reason = f"timed out after {options.timeout_s:g} s (raise it with --timeout)"
+    else:
+        reason = f"child process exited with code {code}"
+    reason += f"; last output:\n{tail[-1500:].strip()}" if tail.strip() else ""
+    return {"pair": pair.id, "status": "failed", "reason": reason,
+            "duration_s": round(time.perf_counter() - started, 3),
+            "examples": [{"name": e.name, "id": e.id, "file": f"{e.chapter}/{e.optimized.name}",
+                          "status": "failed", "reason": reason} for e in examples]}
+
+
+def annotate(result: dict[str, Any], pair: Pair, ceilings: dict[str, float],
+             stored: dict[str, dict[str, Any]]) -> None:
+    """Add rates, % of ceiling and the expectation verdict to each measured example."""
+    baseline = result.get("baseline")
+    if baseline:
+        baseline["rates"] = rates(baseline["workload"], baseline["stats"]["median"], ceilings)
+    for ex in result["examples"]:
+        ex["chapter"], ex["stem"] = pair.chapter, pair.stem
+        ex["teaching"] = result.get("teaching", False)
+        if ex["status"] != "ok" or "stats" not in ex:
+            continue
+        ex["baseline_ms"] = baseline["stats"]["median"]
+        ex["baseline_samples"] = baseline["stats"]["n"]
+        ex["optimized_ms"] = ex["stats"]["median"]
+        ex["baseline_rates"] = baseline["rates"]
+        ex["rates"] = rates(ex["workload"], ex["optimized_ms"], ceilings)
+        verdict = expect.gate(stored.get(ex["name"]), ex["speedup"], tuple(ex["speedup_ci"]))
+        ex["expectation"] = verdict.to_dict()
+
+
+def expectation_entry(ex: dict[str, Any], fingerprint: dict[str, Any]) -> dict[str, Any]:
+    keep = ("device", "compute_capability", "driver", "cuda_runtime", "torch", "nvcc", "git_commit",
+            "sm_count", "memory_gib")
+    return {
+        "speedup": round(ex["speedup"], 4),
+        "speedup_ci": [round(x, 4) for x in ex["speedup_ci"]],
+        "baseline_ms": round(ex["baseline_ms"], 6),
+        "optimized_ms": round(ex["optimized_ms"], 6),
+        "samples": {"baseline": ex["baseline_samples"], "optimized": ex["stats"]["n"]},
+        "optimized_rates": {k: (round(v, 3) if isinstance(v, float) else v)
+                            for k, v in ex["rates"].items()},
+        "provenance": {**{k: fingerprint.get(k) for k in keep},
+                       "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")},
+    }
+
+
+def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
+              progress: Callable[[str], None] = lambda line: None) -> RunResult:
+    """Run every selected pair; results stream to results.jsonl as each finishes."""
+    run_dir = make_run_dir(options.output_dir)
+    info = probe(run_dir)
+    fingerprint, ceilings = info["fingerprint"], info.get("ceilings", {})
+    key = fingerprint.get("hardware_key", "cpu")
+    result = RunResult(run_dir, fingerprint, ceilings)
+    # Load every expectations file first: a malformed one stops the run before any work.
+    stored = {pair.chapter: expect.load(expect.path_for(pair.baseline.parent, key))
+              for pair, _ in selection}
+    if "capability" in info:
+        result.builds = prebuild([p for p, _ in selection], tuple(info["capability"]))
+        if result.builds["files"]:
+            progress(f"built {result.builds['files']} CUDA files in {result.builds['seconds']} s")
+    stream = run_dir / "results.jsonl"
+    try:
+        for index, (pair, examples) in enumerate(selection, 1):
+            progress(f"[{index}/{len(selection)}] {pair.id} ...")
+            pair_result = run_pair(pair, examples, options, run_dir)
+            annotate(pair_result, pair, ceilings, stored[pair.chapter])
+            result.pairs.append(pair_result)
+            with open(stream, "a") as handle:
+                handle.write(json.dumps(pair_result) + "\n")
+            statuses = ", ".join(f"{e['name']}: {e['status']}" for e in pair_result["examples"])
+            progress(f"      {statuses} ({pair_result.get('duration_s', 0):.1f} s)")
+    except KeyboardInterrupt:
+        result.interrupted = True
+        progress("interrupted: keeping the pairs measured so far")
+    if options.update_expectations and not result.interrupted:
+        write_expectations(result, selection, key)
+    (run_dir / "results.json").write_text(json.dumps(result.to_dict(), indent=2))
+    return result
+
+
+def write_expectations(result: RunResult, selection: list[tuple[Pair, list[Example]]], key: str) -> None:
+    """Store every example that verified and was timed; failed pairs are never written."""
+    by_chapter: dict[Path, dict[str, dict[str, Any]]] = {}
+    for pair, _ in selection:
+        by_chapter.setdefault(pair.baseline.parent, {})
+    for pair_result, (pair, _) in zip(result.pairs, selection):
+        for ex in pair_result["examples"]:
+            if ex["status"] == "ok" and "speedup" in ex:
+                by_chapter[pair.baseline.parent][ex["name"]] = expectation_entry(ex, result.fingerprint)
+    for chapter_dir, entries in by_chapter.items():
+        if entries:
+            path = expect.path_for(chapter_dir, key)
+            expect.update(path, key, entries)
+            result.expectation_updates.append(f"{chapter_dir.name}/{path.name}")

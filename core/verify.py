@@ -1,0 +1,118 @@
+"""Output verification: a pair whose outputs do not match has no speedup.
+
+Checks, in order: same structure, shapes and dtypes; no NaN/Inf; allclose with the pair's
+tolerance (default by dtype). The runner also runs both sides on a second seed and uses
+`outputs_equal` to catch outputs that do not depend on the inputs (cached results).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from core.benchmark import Tolerance
+
+DEFAULT_TOLERANCE = {
+    torch.float64: Tolerance(1e-7, 1e-9),
+    torch.float32: Tolerance(1e-4, 1e-5),
+    torch.float16: Tolerance(1e-2, 1e-3),
+    torch.bfloat16: Tolerance(1e-2, 1e-2),
+}
+FP8_TOLERANCE = Tolerance(1e-1, 1e-1)
+EXACT = Tolerance(0.0, 0.0)
+
+
+@dataclass
+class Check:
+    ok: bool
+    message: str
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "message": self.message,
+                "max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err}
+
+
+def flatten(output: Any, name: str = "output") -> list[tuple[str, torch.Tensor]]:
+    """Turn a tensor, number, or nested tuple/list/dict of them into named tensors."""
+    if isinstance(output, torch.Tensor):
+        return [(name, output)]
+    if isinstance(output, (int, float, bool)):
+        return [(name, torch.tensor(output))]
+    if isinstance(output, dict):
+        return [item for key in sorted(output) for item in flatten(output[key], f"{name}.{key}")]
+    if isinstance(output, (list, tuple)):
+        return [item for i, value in enumerate(output) for item in flatten(value, f"{name}[{i}]")]
+    raise TypeError(f"run() returned {type(output).__name__}; return tensors (or a tuple/dict "
+                    f"of tensors) so the harness can verify them")
+
+
+def default_tolerance(dtype: torch.dtype) -> Tolerance:
+    if dtype in DEFAULT_TOLERANCE:
+        return DEFAULT_TOLERANCE[dtype]
+    if dtype.is_floating_point:  # fp8 and other narrow floats
+        return FP8_TOLERANCE
+    return EXACT  # integers and bools must match exactly
+
+
+def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None) -> Check:
+    """Compare the baseline's output (`expected`) with a variant's (`actual`)."""
+    exp, act = flatten(expected), flatten(actual)
+    if len(exp) != len(act):
+        return Check(False, f"baseline returned {len(exp)} tensors, optimized {len(act)}")
+    worst_abs = worst_rel = 0.0
+    for (name, e), (_, a) in zip(exp, act):
+        if e.shape != a.shape:
+            return Check(False, f"{name}: shape {tuple(a.shape)} != baseline {tuple(e.shape)}")
+        if e.dtype != a.dtype:
+            return Check(False, f"{name}: dtype {a.dtype} != baseline {e.dtype}")
+        for side, t in (("optimized", a), ("baseline", e)):
+            if t.is_floating_point() and not torch.isfinite(t).all():
+                bad = int((~torch.isfinite(t)).sum())
+                return Check(False, f"{name}: {side} output has {bad} NaN/Inf values")
+        tol = tolerance or default_tolerance(e.dtype)
+        e64, a64 = e.detach().double(), a.detach().to(e.device).double()
+        diff = (a64 - e64).abs()
+        rel = diff / e64.abs().clamp_min(1e-12)
+        max_abs = float(diff.max()) if diff.numel() else 0.0
+        max_rel = float(rel.max()) if rel.numel() else 0.0
+        worst_abs, worst_rel = max(worst_abs, max_abs), max(worst_rel, max_rel)
+        bad = diff > tol.atol + tol.rtol * e64.abs()
+        if bool(bad.any()):
+            flat = int(torch.argmax((diff - tol.rtol * e64.abs()).flatten()))
+            where = _unravel(flat, tuple(e.shape))
+            return Check(False, f"{name}: {int(bad.sum())} of {e.numel()} elements differ beyond "
+                                f"rtol={tol.rtol:g} atol={tol.atol:g}; worst at {where}: "
+                                f"baseline {float(e64.flatten()[flat]):.6g}, "
+                                f"optimized {float(a64.flatten()[flat]):.6g}",
+                         max_abs, max_rel)
+    return Check(True, "match", worst_abs, worst_rel)
+
+
+def outputs_equal(first: Any, second: Any) -> bool:
+    """True if two runs gave bit-identical outputs (used across seeds: they must not)."""
+    a, b = flatten(first), flatten(second)
+    return len(a) == len(b) and all(
+        x.shape == y.shape and x.dtype == y.dtype and torch.equal(x, y.to(x.device))
+        for (_, x), (_, y) in zip(a, b))
+
+
+def snapshot(output: Any) -> Any:
+    """A private copy of an output (same structure), so later runs cannot change it."""
+    if isinstance(output, torch.Tensor):
+        return output.detach().clone()
+    if isinstance(output, dict):
+        return {key: snapshot(value) for key, value in output.items()}
+    if isinstance(output, (list, tuple)):
+        return type(output)(snapshot(value) for value in output)
+    return output
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    index = []
+    for dim in reversed(shape):
+        index.append(flat % dim)
+        flat //= dim
+    return tuple(reversed(index))
