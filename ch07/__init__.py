@@ -1,0 +1,1 @@
+"""Chapter 07 pairs (see README.md)."""

@@ -1,0 +1,24 @@
+"""Inputs for the tma_copy pair: 64M floats (256 MiB) streamed in 16 KB tiles.
+
+Both kernels run CTAS_PER_SM CTAs per SM in a persistent loop over tiles.
+"""
+from __future__ import annotations
+
+import torch
+
+from ch07._common import CudaPair
+from core.benchmark import Workload
+
+N, CTAS_PER_SM = 1 << 26, 2
+
+
+class StagedCopyBench(CudaPair):
+    source = "tma_copy.cu"
+
+    def make_inputs(self) -> None:
+        self.src = self.randn(N)
+        self.dst = torch.full_like(self.src, float("nan"))
+        self.ctas = CTAS_PER_SM * self.sm_count()
+
+    def workload(self) -> Workload:
+        return Workload(bytes=2 * N * 4)

@@ -1,0 +1,23 @@
+"""Copy a matrix walking it column by column: neighbouring threads are a row apart.
+
+Each warp's 32 loads land in 32 different 32-byte sectors, so the memory system moves
+8x the bytes the copy needs. This is the mistake the chapter opens with.
+"""
+import torch
+
+from ch07._copy_common import COLS, ROWS, CopyBench
+
+
+class ColumnWalkCopy(CopyBench):
+    def run(self) -> torch.Tensor:
+        self.lib.launch_copy_column_walk(self.src, self.dst, ROWS, COLS)
+        return self.dst
+
+
+def get_benchmark() -> ColumnWalkCopy:
+    return ColumnWalkCopy()
+
+
+if __name__ == "__main__":
+    from core.single import main
+    main(get_benchmark)

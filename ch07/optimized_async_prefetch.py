@@ -1,0 +1,19 @@
+"""Double buffering with cp.async: the next tile streams in while this one is filtered."""
+import torch
+
+from ch07._async_prefetch_common import N, TAPS, FilterBench
+
+
+class DoubleBuffered(FilterBench):
+    def run(self) -> torch.Tensor:
+        self.lib.launch_filter_double_buffered(self.x, self.y, N, TAPS, self.ctas)
+        return self.y
+
+
+def get_benchmark() -> DoubleBuffered:
+    return DoubleBuffered()
+
+
+if __name__ == "__main__":
+    from core.single import main
+    main(get_benchmark)

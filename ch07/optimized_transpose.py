@@ -1,0 +1,19 @@
+"""Transpose through a padded [32][33] shared-memory tile: reads and writes both coalesce."""
+import torch
+
+from ch07._transpose_common import COLS, ROWS, TransposeBench
+
+
+class TiledTranspose(TransposeBench):
+    def run(self) -> torch.Tensor:
+        self.lib.launch_transpose_smem_tiled(self.src, self.dst, ROWS, COLS)
+        return self.dst
+
+
+def get_benchmark() -> TiledTranspose:
+    return TiledTranspose()
+
+
+if __name__ == "__main__":
+    from core.single import main
+    main(get_benchmark)
