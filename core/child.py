@@ -96,10 +96,11 @@ def _sync(device: str) -> None:
 
 
 def run_once(bench: object, seed: int, device: str) -> Any:
-    from core.verify import snapshot
+    from core.verify import flatten, snapshot
 
     bench.setup(BenchContext(seed=seed, device=device))
     out = snapshot(bench.run())
+    flatten(out)  # a non-tensor output raises here, where the caller names the file
     _sync(device)
     return out
 
