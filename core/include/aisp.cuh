@@ -23,6 +23,7 @@
 static inline int64_t aisp_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Lets Python turn a launcher's return code into a message.
-extern "C" AISP_API const char* aisp_error_string(int code) {
+// Weak, so a library linking several .cu files that all include this header still links.
+extern "C" AISP_API __attribute__((weak)) const char* aisp_error_string(int code) {
   return cudaGetErrorString(static_cast<cudaError_t>(code));
 }

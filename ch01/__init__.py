@@ -1,0 +1,1 @@
+"""Chapter 01 pairs (see README.md)."""

@@ -1,0 +1,115 @@
+"""Shared by the `performance` pair: a small decoder-only transformer and one AdamW step.
+
+Both sides build the same model and the same batch of tokens from ctx.seed, so they start
+from identical weights and data; they differ only in how the step is executed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from core.benchmark import BenchContext, Benchmark, Workload
+
+
+@dataclass(frozen=True)
+class Config:
+    vocab: int
+    d_model: int
+    heads: int
+    layers: int
+    seq: int
+    batch: int  # sequences per optimizer step (the global batch)
+    micro_batches: int = 4  # how the baseline splits the batch (gradient accumulation)
+
+    @property
+    def tokens(self) -> int:
+        return self.batch * self.seq
+
+
+CUDA_CONFIG = Config(vocab=8192, d_model=512, heads=8, layers=4, seq=512, batch=32)
+CPU_CONFIG = Config(vocab=128, d_model=32, heads=2, layers=1, seq=16, batch=8)  # a smoke test
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: causal self-attention, then a 4x GELU MLP."""
+
+    def __init__(self, d_model: int, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.fc = nn.Linear(d_model, 4 * d_model)
+        self.out = nn.Linear(4 * d_model, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        qkv = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, d // self.heads)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4)  # each (batch, heads, seq, head_dim)
+        attn = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(attn.transpose(1, 2).reshape(b, t, d))
+        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+class TinyGPT(nn.Module):
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.tok = nn.Embedding(cfg.vocab, cfg.d_model)
+        self.pos = nn.Embedding(cfg.seq, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg.d_model, cfg.heads) for _ in range(cfg.layers))
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, cfg.vocab, bias=False)
+        self.head.weight = self.tok.weight  # tied embeddings, as in GPT-2
+        for module in self.modules():  # GPT-2 init: loss starts near ln(vocab)
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, std=0.02)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                nn.init.zeros_(module.bias)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(tokens.shape[1], device=tokens.device)
+        x = self.tok(tokens) + self.pos(positions)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+
+def token_losses(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Next-token cross-entropy of every token, shape (batch, seq), fp32 even under autocast.
+
+    The step's loss is their mean. run() returns them as well as the mean: a mean over
+    thousands of tokens at init is ~ln(vocab) whatever the weights or data, so only the
+    per-token values show that both sides computed the same thing.
+    """
+    logits = model(inputs)
+    losses = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="none")
+    return losses.float().view(targets.shape)
+
+
+class TrainingStep(Benchmark):
+    """One optimizer step over `cfg.batch` sequences; subclasses define run() and the optimizer."""
+
+    supports_cpu = True
+
+    def setup(self, ctx: BenchContext) -> None:
+        self.device = ctx.device
+        self.cfg = CUDA_CONFIG if ctx.is_cuda else CPU_CONFIG
+        torch.manual_seed(ctx.seed)  # weights: built on the CPU, so identical on every device
+        self.model = TinyGPT(self.cfg).to(ctx.device)
+        g = torch.Generator().manual_seed(ctx.seed)
+        tokens = torch.randint(self.cfg.vocab, (self.cfg.batch, self.cfg.seq + 1), generator=g)
+        tokens = tokens.to(ctx.device)
+        self.inputs, self.targets = tokens[:, :-1], tokens[:, 1:]
+        self.optimizer = self.make_optimizer(ctx)
+
+    def make_optimizer(self, ctx: BenchContext) -> torch.optim.Optimizer:
+        raise NotImplementedError
+
+    def workload(self) -> Workload:
+        # Headline is tokens/s. FLOPs (~6 · params · tokens) would be judged against the fp32
+        # ceiling on one side and the bf16 ceiling on the other, which is no comparison.
+        return Workload(units=self.cfg.tokens, unit_name="tokens")

@@ -1,0 +1,24 @@
+"""Optimized: one launch for the whole batch, matrix b at base + b * stride.
+
+The cublasSgemmStridedBatched interface: when the matrices live in one tensor there is
+no pointer array to build or read; each block computes its matrix's address.
+"""
+from __future__ import annotations
+
+from ch01._gemm_common import BATCH, K, M, N, GemmBenchmark
+
+
+class StridedBatchedGemm(GemmBenchmark):
+    def launch(self) -> None:
+        self.lib.launch_gemm_strided_batched(self.a, self.a.stride(0), self.b, self.b.stride(0),
+                                             self.c, self.c.stride(0), BATCH, M, N, K)
+
+
+def get_benchmark() -> StridedBatchedGemm:
+    return StridedBatchedGemm()
+
+
+if __name__ == "__main__":
+    from core.single import main
+
+    main(get_benchmark)

@@ -1,0 +1,1 @@
+"""Chapter 02 pairs (see README.md)."""

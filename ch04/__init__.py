@@ -1,0 +1,1 @@
+"""Chapter 04 pairs (see README.md)."""

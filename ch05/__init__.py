@@ -1,0 +1,1 @@
+"""Chapter 05 pairs (see README.md)."""

@@ -1,0 +1,1 @@
+"""Chapter 06 pairs (see README.md)."""

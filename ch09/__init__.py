@@ -1,0 +1,1 @@
+"""Chapter 09 pairs (see README.md)."""

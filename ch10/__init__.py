@@ -1,0 +1,1 @@
+"""Chapter 10 pairs (see README.md)."""

@@ -1,0 +1,1 @@
+"""Chapter 11 pairs (see README.md)."""

@@ -1,0 +1,1 @@
+"""Chapter 12 pairs (see README.md)."""

@@ -1,0 +1,1 @@
+"""Chapter 13 pairs (see README.md)."""

@@ -1,0 +1,1 @@
+"""Chapter 14 pairs (see README.md)."""

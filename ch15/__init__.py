@@ -1,0 +1,1 @@
+"""Chapter 15 pairs (see README.md)."""

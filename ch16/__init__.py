@@ -1,0 +1,1 @@
+"""Chapter 16 pairs (see README.md)."""

@@ -1,0 +1,1 @@
+"""Chapter 17 pairs (see README.md)."""

@@ -1,0 +1,1 @@
+"""Chapter 18 pairs (see README.md)."""

@@ -1,0 +1,1 @@
+"""Chapter 19 pairs (see README.md)."""

@@ -1,0 +1,1 @@
+"""Chapter 20 pairs (see README.md)."""

@@ -1,0 +1,160 @@
+"""Shared helpers: fake chapters (ch90..ch99) written into tmp dirs, fake pair sources.
+
+Fake pair files are real modules: the runner's child process imports them as
+`chNN.<file>` with the fake root first on PYTHONPATH (core.runner._child), and the
+in-process tests put the fake root on sys.path the same way. They share their input
+builder `_vec_common.py` (imported relatively) like real chapters share `_<stem>_common.py`.
+"""
+from __future__ import annotations
+
+import os
+
+# Fake workloads are tiny: one intra-op thread is faster and steadier for them (on a 2-vCPU
+# box torch's default thread pool made a 5 ms CPU training step take 0.5 s). Set before torch
+# is imported; child processes inherit it.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import re
+import sys
+import textwrap
+from pathlib import Path
+from typing import Callable
+
+import pytest
+import torch
+
+from core.discovery import Example, Pair
+from core.runner import RunOptions
+
+# The suite targets a CPU-only machine; tests asserting CPU-only outcomes (device "cpu",
+# CUDA-only pairs skipped, hardware key "cpu") are skipped where a GPU is visible.
+cpu_only = pytest.mark.skipif(torch.cuda.is_available(),
+                              reason="asserts CPU-only behaviour (device 'cpu', CUDA pairs skipped)")
+
+VEC_N = 64
+
+VEC_COMMON = f'''
+"""Input builder shared by the fake vec pairs: x + y on a tiny CPU vector."""
+import torch
+
+from core.benchmark import BenchContext, Benchmark, Workload
+
+N = {VEC_N}
+
+
+class VecBench(Benchmark):
+    supports_cpu = True
+
+    def setup(self, ctx: BenchContext) -> None:
+        gen = torch.Generator().manual_seed(ctx.seed)
+        self.x = torch.randn(N, generator=gen)
+        self.y = torch.randn(N, generator=gen)
+
+    def workload(self) -> Workload:
+        return Workload(bytes=3 * N * 4, flops=N)
+'''
+
+_HEADER = '''\
+import time
+
+import torch
+
+from core.benchmark import Requirements, Tolerance, Workload
+
+from ._vec_common import VecBench
+
+
+'''
+
+GOOD_RUN = "return self.x + self.y"
+
+
+def vec_pair_file(run: str = GOOD_RUN, *, attrs: str = "", setup: str = "",
+                  factory: str = "Bench()") -> str:
+    """Source of a pair file whose benchmark subclasses VecBench.
+
+    run:     body of run() (self.x, self.y are set up from ctx.seed)
+    attrs:   class attributes, e.g. "supports_cpu = False"
+    setup:   extra setup() statements, run after VecBench.setup
+    factory: what get_benchmark() returns
+    """
+    body = ""
+    if attrs.strip():
+        body += textwrap.indent(textwrap.dedent(attrs).strip(), "    ") + "\n\n"
+    if setup.strip():
+        body += ("    def setup(self, ctx):\n        super().setup(ctx)\n"
+                 + textwrap.indent(textwrap.dedent(setup).strip(), " " * 8) + "\n\n")
+    body += "    def run(self):\n" + textwrap.indent(textwrap.dedent(run).strip(), " " * 8) + "\n"
+    return (_HEADER + "class Bench(VecBench):\n" + body
+            + f"\n\ndef get_benchmark():\n    return {factory}\n")
+
+
+def write_chapter(root: Path, name: str, files: dict[str, str]) -> Path:
+    """Write a fake chapter package `root/name` holding `files` (name → source); returns it."""
+    assert re.fullmatch(r"ch9\d", name), "fake chapters are ch90..ch99 (no clash with real ones)"
+    chapter = Path(root) / name
+    chapter.mkdir(parents=True, exist_ok=True)
+    init = chapter / "__init__.py"
+    if not init.exists():
+        init.write_text("")
+    for file_name, source in files.items():
+        (chapter / file_name).write_text(textwrap.dedent(source).lstrip())
+    return chapter
+
+
+def vec_chapter_files(**variants: str) -> dict[str, str]:
+    """_vec_common.py + baseline_vec.py + optimized_vec[_<variant>].py for each keyword.
+
+    The keyword `default` is optimized_vec.py; any other keyword k is optimized_vec_k.py."""
+    files = {"_vec_common.py": VEC_COMMON, "baseline_vec.py": vec_pair_file()}
+    for key, source in variants.items():
+        files["optimized_vec.py" if key == "default" else f"optimized_vec_{key}.py"] = source
+    return files
+
+
+def spec_for(pair: Pair, examples: list[Example], iterations: int = 3, warmup: int = 1,
+             seed: int = 0) -> dict:
+    """The spec core.runner.run_pair hands a child (for in-process core.child.run_pair)."""
+    return {"pair": pair.id, "baseline": str(pair.baseline), "seed": seed,
+            "iterations": iterations, "warmup": warmup,
+            "examples": [{"name": e.name, "id": e.id, "path": str(e.optimized)} for e in examples]}
+
+
+def _purge_fake_chapter_modules() -> None:
+    for name in [m for m in sys.modules if re.match(r"ch9\d(\.|$)", m)]:
+        del sys.modules[name]
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    """Tests see the real repo unless they point AISP_ROOT at a fake root themselves."""
+    for var in ("AISP_ROOT", "AISP_BUILD_DIR", "AISP_CUDA_ARCH"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def fake_root(tmp_path) -> Path:
+    root = tmp_path / "chapters"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def make_chapter(fake_root) -> Callable[[str, dict[str, str]], Path]:
+    """make_chapter("ch95", {"baseline_x.py": src, ...}) writes a fake chapter in fake_root."""
+    return lambda name, files: write_chapter(fake_root, name, files)
+
+
+@pytest.fixture
+def fast_options(tmp_path) -> RunOptions:
+    """Short runs: 3 timed samples and 1 warm-up call per side."""
+    return RunOptions(iterations=3, warmup=1, timeout_s=120, output_dir=tmp_path / "runs")
+
+
+@pytest.fixture
+def in_process_root(fake_root, monkeypatch):
+    """Put the fake root on sys.path (as the child's PYTHONPATH does); forget its modules after."""
+    monkeypatch.syspath_prepend(str(fake_root))
+    _purge_fake_chapter_modules()
+    yield fake_root
+    _purge_fake_chapter_modules()

@@ -1,0 +1,100 @@
+"""core.child.run_pair in this process (no subprocess): the cheaper edge cases of a pair run."""
+from __future__ import annotations
+
+import pytest
+
+from core.child import PairError, load_benchmark, run_pair, unmet_requirement
+from core.benchmark import Benchmark, Requirements
+from core.discovery import select
+from tests.conftest import cpu_only, spec_for, vec_chapter_files, vec_pair_file
+
+pytestmark = cpu_only
+
+
+def _run(root, target="ch95", **kw):
+    (pair, examples), = select([target], root)
+    result = run_pair(spec_for(pair, examples, **kw))
+    return result, {e["name"]: e for e in result["examples"]}
+
+
+def test_good_pair_in_process(in_process_root, make_chapter):
+    make_chapter("ch95", vec_chapter_files(default=vec_pair_file("return torch.add(self.x, self.y)")))
+    result, rows = _run(in_process_root, iterations=4)
+    assert result["status"] == "ok" and rows["vec"]["status"] == "ok"
+    assert rows["vec"]["stats"]["n"] == 4 and result["baseline"]["stats"]["n"] == 4
+    assert result["baseline"]["workload"]["bytes"] == 3 * 64 * 4
+    assert result["baseline"]["workload"]["bound"] == "memory"
+
+
+def test_baseline_ignoring_the_seed_fails_the_pair(in_process_root, make_chapter):
+    files = vec_chapter_files(default=vec_pair_file("return torch.ones(4)"))
+    files["baseline_vec.py"] = vec_pair_file("return torch.ones(4)")
+    make_chapter("ch95", files)
+    result, rows = _run(in_process_root)
+    assert result["status"] == "failed"
+    assert "ch95/baseline_vec.py" in rows["vec"]["reason"]
+    assert "identical for seeds 0 and 1" in rows["vec"]["reason"]
+
+
+def test_seed_insensitive_pair_may_opt_out(in_process_root, make_chapter):
+    const = vec_pair_file("return torch.ones(4)", attrs="seed_sensitive = False")
+    files = vec_chapter_files(default=const)
+    files["baseline_vec.py"] = const
+    make_chapter("ch95", files)
+    result, rows = _run(in_process_root)
+    assert rows["vec"]["status"] == "ok", rows["vec"].get("reason")
+
+
+def test_tolerance_tuple_and_teardown(in_process_root, make_chapter):
+    # 1% off: fails the fp32 default, passes the variant's own (rtol, atol) tuple
+    near = vec_pair_file("return (self.x + self.y) * 1.01",
+                         attrs="tolerance = (0.05, 0.0)\n"
+                               "def teardown(self):\n    TORN.append(type(self).__name__)")
+    files = vec_chapter_files(near="TORN = []\n" + near,
+                              strict=vec_pair_file("return (self.x + self.y) * 1.01"))
+    make_chapter("ch95", files)
+    result, rows = _run(in_process_root)
+    assert rows["vec_near"]["status"] == "ok", rows["vec_near"].get("reason")
+    assert rows["vec_near"]["verification"]["max_rel_err"] == pytest.approx(0.01, rel=1e-3)
+    assert rows["vec_strict"]["status"] == "failed"
+    import ch95.optimized_vec_near as module
+
+    assert module.TORN == ["Bench"]  # teardown ran once, after timing
+
+
+def test_non_tensor_output_is_a_clear_failure(in_process_root, make_chapter):
+    make_chapter("ch95", vec_chapter_files(default=vec_pair_file("return 'done'")))
+    result, rows = _run(in_process_root)
+    assert rows["vec"]["status"] == "failed"
+    assert "ch95/optimized_vec.py" in rows["vec"]["reason"] and "return tensors" in rows["vec"]["reason"]
+
+
+def test_load_benchmark_messages(in_process_root, make_chapter):
+    chapter = make_chapter("ch95", {
+        "_vec_common.py": vec_chapter_files()["_vec_common.py"],
+        "baseline_raises.py": "def get_benchmark():\n    raise KeyError('no weights')\n",
+        "baseline_missing_import.py": "import not_a_real_module_xyz\n",
+        "baseline_ok.py": vec_pair_file(),
+    })
+    with pytest.raises(PairError, match=r"ch95/baseline_raises\.py: get_benchmark\(\) raised KeyError"):
+        load_benchmark(chapter / "baseline_raises.py")
+    with pytest.raises(PairError, match=r"ch95/baseline_missing_import\.py: import failed: "
+                                        r"ModuleNotFoundError"):
+        load_benchmark(chapter / "baseline_missing_import.py")
+    assert load_benchmark(chapter / "baseline_ok.py").supports_cpu is True
+
+
+def test_unmet_requirements_on_cpu():
+    class Gpu(Benchmark):
+        pass
+
+    class Cpu(Benchmark):
+        supports_cpu = True
+
+    class Portable(Benchmark):
+        requires = Requirements(cuda=False)
+
+    assert "needs a CUDA GPU" in unmet_requirement(Gpu(), "cpu")
+    assert unmet_requirement(Cpu(), "cpu") is None
+    assert unmet_requirement(Portable(), "cpu") is None
+    assert "needs a CUDA GPU" in unmet_requirement(object(), "cpu")  # contract defaults

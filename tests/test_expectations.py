@@ -1,0 +1,130 @@
+"""Stored expectations (core.expectations): the gate, atomic updates, malformed files."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core import expectations as expect
+from core.expectations import ExpectationsError, gate, load, path_for, update
+
+
+# ---------------------------------------------------------------- gate
+
+def test_gate_new_without_entry():
+    verdict = gate(None, 1.5, (1.4, 1.6))
+    assert verdict.status == "new" and verdict.stored_speedup is None
+
+
+def test_gate_with_custom_tolerance():
+    entry = {"speedup": 2.0, "tolerance": 0.2}  # floor 1.6
+    passed = gate(entry, 1.7, (1.65, 1.75))
+    assert passed.status == "pass" and passed.floor == pytest.approx(1.6)
+    assert passed.stored_speedup == 2.0
+    assert gate(entry, 1.5, (1.4, 1.55)).status == "regression"   # whole interval below floor
+    inconclusive = gate(entry, 1.5, (1.4, 1.7))                  # median below, interval reaches
+    assert inconclusive.status == "inconclusive" and "rerun" in inconclusive.message
+    assert gate(entry, 1.61, (1.0, 3.0)).status == "pass"
+
+
+def test_gate_default_tolerance_is_ten_percent():
+    entry = {"speedup": 2.0}  # floor 1.8
+    assert gate(entry, 1.85, (1.81, 1.9)).status == "pass"
+    assert gate(entry, 1.75, (1.7, 1.79)).status == "regression"
+    assert gate(entry, 1.75, (1.7, 1.81)).status == "inconclusive"
+    assert gate(entry, 1.75, (1.7, 1.79)).to_dict()["floor"] == pytest.approx(1.8)
+    # a custom default applies only where the entry has none
+    assert gate(entry, 1.75, (1.7, 1.79), default_tolerance=0.2).status == "pass"
+
+
+# ---------------------------------------------------------------- load / update
+
+def _write(path, examples, **top):
+    path.write_text(json.dumps({"schema": 1, "hardware_key": "cpu", "examples": examples, **top}))
+
+
+def test_load_missing_file_is_empty(tmp_path):
+    assert load(tmp_path / "expectations_cpu.json") == {}
+    assert path_for(tmp_path, "h100") == tmp_path / "expectations_h100.json"
+
+
+def test_update_round_trip_keeps_entries_and_hand_set_tolerance(tmp_path):
+    path = path_for(tmp_path, "h100")
+    _write(path, {"copy": {"speedup": 2.0, "tolerance": 0.25, "note": "hand"},
+                  "other": {"speedup": 3.0, "baseline_ms": 1.0}})
+    update(path, "h100", {"copy": {"speedup": 2.5, "baseline_ms": 0.5},
+                          "added": {"speedup": 1.2}})
+    data = json.loads(path.read_text())
+    assert data["schema"] == expect.SCHEMA and data["hardware_key"] == "h100"
+    assert data["examples"]["copy"] == {"speedup": 2.5, "baseline_ms": 0.5, "tolerance": 0.25}
+    assert data["examples"]["other"] == {"speedup": 3.0, "baseline_ms": 1.0}
+    assert data["examples"]["added"] == {"speedup": 1.2}
+    assert load(path)["copy"]["tolerance"] == 0.25
+    # an explicit tolerance in the new entry wins over the stored one
+    update(path, "h100", {"copy": {"speedup": 2.5, "tolerance": 0.05}})
+    assert load(path)["copy"]["tolerance"] == 0.05
+
+
+def test_update_output_is_sorted_and_stable(tmp_path):
+    path = path_for(tmp_path, "cpu")
+    entries = {"zeta": {"speedup": 1.5, "b": 1, "a": 2}, "alpha": {"speedup": 2.0}}
+    update(path, "cpu", entries)
+    first = path.read_bytes()
+    text = first.decode()
+    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
+    assert text.index('"alpha"') < text.index('"zeta"')
+    update(path, "cpu", dict(reversed(list(entries.items()))))
+    assert path.read_bytes() == first  # same entries, any order → same bytes
+
+
+def test_update_is_atomic_and_leaves_no_temp_files(tmp_path, monkeypatch):
+    path = path_for(tmp_path, "cpu")
+    update(path, "cpu", {"a": {"speedup": 1.1}})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["expectations_cpu.json"]
+    before = path.read_bytes()
+
+    def broken_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(expect.os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        update(path, "cpu", {"a": {"speedup": 9.9}})
+    assert path.read_bytes() == before  # the old file is intact
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["expectations_cpu.json"]  # temp removed
+
+
+MALFORMED = {
+    "bad_json": ('{"examples": {"copy": {"speedup": 2.0,}}}', "not valid JSON"),
+    "not_an_object": ("[1, 2]", "'examples' object"),
+    "no_examples": ('{"schema": 1}', "'examples' object"),
+    "missing_speedup": ('{"examples": {"copy": {"baseline_ms": 1.0}}}', "'copy' needs a positive"),
+    "string_speedup": ('{"examples": {"copy": {"speedup": "2x"}}}', "'copy' needs a positive"),
+    "zero_speedup": ('{"examples": {"copy": {"speedup": 0}}}', "'copy' needs a positive"),
+    "entry_not_object": ('{"examples": {"copy": 2.0}}', "'copy' needs a positive"),
+    "tolerance_too_big": ('{"examples": {"copy": {"speedup": 2, "tolerance": 1.5}}}', "tolerance 1.5"),
+    "tolerance_negative": ('{"examples": {"copy": {"speedup": 2, "tolerance": -0.1}}}', "tolerance -0.1"),
+    "tolerance_string": ('{"examples": {"copy": {"speedup": 2, "tolerance": "10%"}}}', "tolerance '10%'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_file_names_the_file(tmp_path, case):
+    text, fragment = MALFORMED[case]
+    path = path_for(tmp_path, "h100")
+    path.write_text(text)
+    with pytest.raises(ExpectationsError) as err:
+        load(path)
+    assert str(path) in str(err.value)
+    assert fragment in str(err.value)
+    assert "left untouched" in str(err.value)
+
+
+@pytest.mark.parametrize("case", ["bad_json", "missing_speedup", "tolerance_too_big"])
+def test_update_refuses_malformed_file_and_leaves_it_unchanged(tmp_path, case):
+    path = path_for(tmp_path, "h100")
+    path.write_text(MALFORMED[case][0])
+    before = path.read_bytes()
+    with pytest.raises(ExpectationsError, match="expectations_h100.json"):
+        update(path, "h100", {"copy": {"speedup": 2.0}})
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["expectations_h100.json"]

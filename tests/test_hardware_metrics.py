@@ -1,0 +1,124 @@
+"""Hardware keys (core.hardware), rates and % of ceiling (core.metrics), the run's exit code."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.benchmark import BenchContext, Benchmark, Requirements, Workload, validate
+from core.hardware import fingerprint, hardware_key
+from core.metrics import headline, rates
+from core.runner import RunResult
+from tests.conftest import cpu_only
+
+
+@pytest.mark.parametrize("name, key", [
+    ("NVIDIA H100 80GB HBM3", "h100"),
+    ("NVIDIA H100 PCIe", "h100"),
+    ("NVIDIA H200", "h200"),
+    ("NVIDIA H200 NVL", "h200"),
+    ("NVIDIA GH200 480GB", "gh200"),
+    ("NVIDIA B200", "b200"),
+    ("NVIDIA GB200", "gb200"),
+    ("NVIDIA A100-SXM4-80GB", "a100"),
+    ("NVIDIA L4", "l4"),
+    ("NVIDIA L40S", "l40s"),
+    (None, "cpu"),
+    ("", "cpu"),
+    ("NVIDIA GeForce RTX 4090", "geforce_rtx_4090"),
+    ("Tesla V100-SXM2-16GB", "tesla_v100_sxm2_16gb"),
+])
+def test_hardware_key(name, key):
+    assert hardware_key(name) == key
+
+
+@cpu_only
+def test_fingerprint_on_cpu():
+    info = fingerprint()
+    assert info["device"] == "cpu" and info["hardware_key"] == "cpu"
+    assert info["torch"]
+
+
+def _workload(**kw) -> dict:
+    w = Workload(**kw)
+    return {"bytes": w.bytes, "flops": w.flops, "flops_dtype": w.flops_dtype, "units": w.units,
+            "unit_name": w.unit_name, "bound": w.bound}
+
+
+CEILINGS = {"copy_gbps": 4000.0, "matmul_bf16_tflops": 800.0, "matmul_tf32_tflops": 400.0,
+            "matmul_fp32_tflops": 50.0}
+
+
+def test_memory_bound_rates():
+    w = _workload(bytes=2e9, flops=1e9)  # 0.5 FLOP/byte
+    assert w["bound"] == "memory"
+    r = rates(w, 1.0, CEILINGS)  # 2 GB in 1 ms
+    assert r["gbps"] == pytest.approx(2000.0)
+    assert r["ceiling"] == "copy_gbps" and r["pct_of_ceiling"] == pytest.approx(50.0)
+    assert r["tflops"] == pytest.approx(1.0)
+    assert headline(r) == "2000 GB/s"
+
+
+@pytest.mark.parametrize("dtype, ceiling, pct", [
+    ("bf16", "matmul_bf16_tflops", 12.5), ("fp16", "matmul_bf16_tflops", 12.5),
+    ("tf32", "matmul_tf32_tflops", 25.0), ("fp32", "matmul_fp32_tflops", 200.0),
+])
+def test_compute_bound_rates_use_matching_dtype_ceiling(dtype, ceiling, pct):
+    w = _workload(bytes=1e9, flops=1e12, flops_dtype=dtype)  # 1000 FLOP/byte
+    assert w["bound"] == "compute"
+    r = rates(w, 10.0, CEILINGS)  # 1 TFLOP in 10 ms
+    assert r["tflops"] == pytest.approx(100.0)
+    assert r["ceiling"] == ceiling and r["pct_of_ceiling"] == pytest.approx(pct)
+    assert headline(r) == "100.0 TFLOP/s"
+
+
+def test_rates_without_ceilings_and_units():
+    r = rates(_workload(bytes=1e6), 1.0, {})
+    assert r["gbps"] == pytest.approx(1.0) and "pct_of_ceiling" not in r
+    r = rates(_workload(flops=1e9, flops_dtype="fp8"), 1.0, CEILINGS)  # no fp8 ceiling measured
+    assert r["bound"] == "compute" and "pct_of_ceiling" not in r
+    r = rates(_workload(units=4096, unit_name="tokens"), 2.0, {})
+    assert r["bound"] == "units" and r["units_per_s"] == pytest.approx(2.048e6)
+    assert headline(r) == "2.05M tokens/s"
+    assert headline(rates(_workload(), 1.0, {})) == "-"
+
+
+# ---------------------------------------------------------------- contract helpers
+
+def test_validate_names_origin():
+    class Ok(Benchmark):
+        def setup(self, ctx: BenchContext) -> None: ...
+        def run(self): ...
+
+    validate(Ok(), "ch95/x.py")
+    with pytest.raises(TypeError, match=r"ch95/x\.py: get_benchmark\(\) returned int"):
+        validate(3, "ch95/x.py")
+    bad = Ok()
+    bad.timing_mode = "warm"
+    with pytest.raises(TypeError, match="ch95/x.py: timing_mode"):
+        validate(bad, "ch95/x.py")
+    assert Requirements().cuda and BenchContext(device="cuda:0").is_cuda
+
+
+# ---------------------------------------------------------------- exit codes
+
+def _result(*rows, interrupted=False) -> RunResult:
+    result = RunResult(Path("."), {}, {}, interrupted=interrupted)
+    result.pairs = [{"pair": "ch95:x", "examples": list(rows)}]
+    return result
+
+
+def _row(status="ok", gate="pass"):
+    return {"status": status, "expectation": {"status": gate}}
+
+
+def test_exit_codes():
+    assert _result(_row(), _row(gate="new")).exit_code() == 0
+    assert _result(_row(status="skipped", gate="-")).exit_code() == 0
+    assert _result(_row(), _row(status="failed")).exit_code() == 1
+    assert _result(_row(gate="regression")).exit_code() == 1
+    assert _result(_row(gate="regression")).exit_code(updating=True) == 0
+    assert _result(_row(status="failed")).exit_code(updating=True) == 1
+    assert _result(_row(gate="inconclusive")).exit_code() == 0
+    assert _result(_row(gate="inconclusive")).exit_code(strict=True) == 1
+    assert _result(_row(), interrupted=True).exit_code() == 130

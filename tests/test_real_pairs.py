@@ -1,0 +1,69 @@
+"""Every real pair file in the repo imports without a GPU and follows the benchmark contract.
+
+Parametrized at collection time over whatever chapters hold pairs right now.
+"""
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from core import REPO_ROOT
+from core.benchmark import Requirements, Tolerance, option, validate
+from core.child import unmet_requirement
+from core.discovery import discover
+from tests.conftest import cpu_only
+
+CHAPTERS = discover(REPO_ROOT)
+PAIR_FILES = sorted({f for c in CHAPTERS for p in c.pairs for f in (p.baseline, *(e.optimized for e in p.examples))})
+
+
+def _id(path):
+    return f"{path.parent.name}/{path.name}"
+
+
+@pytest.mark.parametrize("path", PAIR_FILES, ids=[_id(p) for p in PAIR_FILES])
+def test_pair_file_imports_and_follows_contract(path):
+    module = importlib.import_module(f"{path.parent.name}.{path.stem}")
+    assert callable(getattr(module, "get_benchmark", None)), f"{_id(path)} defines no get_benchmark()"
+    bench = module.get_benchmark()
+    validate(bench, _id(path))
+    assert isinstance(option(bench, "requires", Requirements()), Requirements)
+    tolerance = option(bench, "tolerance", None)
+    assert tolerance is None or isinstance(tolerance, (Tolerance, tuple, list))
+    # the CPU verdict is a clean run-or-skip, never a crash
+    why = unmet_requirement(bench, "cpu")
+    assert why is None or isinstance(why, str)
+    if why is None:
+        assert option(bench, "supports_cpu", False) or not option(bench, "requires", Requirements()).cuda
+
+
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c.pairs], ids=lambda c: c.name)
+def test_chapter_has_no_orphan_pair_files(chapter):
+    assert [p.name for p in chapter.orphans] == [], (
+        f"{chapter.name}: these files have no baseline/optimized partner")
+
+
+
+def _runs_on_cpu(path) -> bool:
+    bench = importlib.import_module(f"{path.parent.name}.{path.stem}").get_benchmark()
+    return unmet_requirement(bench, "cpu") is None
+
+
+CPU_PAIRS = [(c, p) for c in CHAPTERS for p in c.pairs
+             if all(_runs_on_cpu(f) for f in (p.baseline, *(e.optimized for e in p.examples)))]
+
+
+@cpu_only
+@pytest.mark.parametrize("chapter, pair", CPU_PAIRS, ids=[p.id for _, p in CPU_PAIRS])
+def test_cpu_capable_pair_verifies_on_cpu(chapter, pair):
+    """Pairs that declare CPU support verify and time on this machine (in-process, 2 samples)."""
+    from core.child import run_pair
+
+    result = run_pair({"pair": pair.id, "baseline": str(pair.baseline), "seed": 0,
+                       "iterations": 2, "warmup": 1,
+                       "examples": [{"name": e.name, "id": e.id, "path": str(e.optimized)}
+                                    for e in pair.examples]})
+    for example in result["examples"]:
+        assert example["status"] == "ok", f"{example['id']}: {example.get('reason')}"
+        assert example["verification"]["ok"] and example["speedup"] > 0

@@ -1,0 +1,169 @@
+"""Statistics (core.stats) and the CPU timing loop (core.timing)."""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from core.stats import median_ci, speedup_interval, summarize
+from core.timing import StopPolicy, interleaved, measure_cpu, warm_up
+
+
+# ---------------------------------------------------------------- statistics
+
+def test_summarize_known_data():
+    stats = summarize(list(range(100, 0, -1)))  # 1..100, given unsorted
+    assert stats.n == 100
+    assert stats.median == pytest.approx(50.5)
+    assert stats.mean == pytest.approx(50.5)
+    assert (stats.min, stats.max) == (1.0, 100.0)
+    assert stats.p10 == pytest.approx(10.9)  # numpy's linear interpolation
+    assert stats.q1 == pytest.approx(25.75)
+    assert stats.q3 == pytest.approx(75.25)
+    assert stats.p90 == pytest.approx(90.1)
+    assert stats.iqr == pytest.approx(49.5)
+    # order-statistic interval: ranks 50 ± 1.96·√100/2 → 41st and 60th values
+    assert stats.median_ci == (41.0, 60.0)
+    assert stats.rel_ci_halfwidth == pytest.approx(9.5 / 50.5)
+    assert stats.samples[0] == 100.0  # raw samples kept in the order given
+
+
+def test_summarize_small_and_skewed():
+    stats = summarize([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert stats.median == 3.0 and stats.q1 == 2.0 and stats.q3 == 4.0 and stats.iqr == 2.0
+    assert stats.mean == pytest.approx(22.0)  # the mean is dragged by the outlier; the median is not
+    assert stats.median_ci == (1.0, 100.0)  # too few samples: the whole range
+
+
+def test_summarize_to_dict_and_empty():
+    d = summarize([1.0, 2.0, 3.0]).to_dict(with_samples=False)
+    assert d["median"] == 2.0 and d["iqr"] == pytest.approx(1.0)
+    assert isinstance(d["median_ci"], list) and "samples" not in d
+    assert summarize([5.0]).to_dict()["samples"] == [5.0]
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def test_median_ci_brackets_median_and_narrows_with_n():
+    rng = np.random.default_rng(1)
+    widths = []
+    for n in (20, 200, 2000):
+        samples = np.sort(rng.lognormal(0.0, 0.3, n))
+        lo, hi = median_ci(samples)
+        assert lo <= np.median(samples) <= hi
+        widths.append(hi - lo)
+    assert widths[0] > widths[1] > widths[2]
+    assert widths[2] < widths[0] / 5  # ~1/√n: 100x the samples, ~10x narrower
+
+
+def test_median_ci_coverage_is_about_95_percent():
+    rng = np.random.default_rng(7)
+    true_median = math.log(2)  # exponential(1)
+    trials = 400
+    hits = sum(lo <= true_median <= hi for lo, hi in
+               (median_ci(np.sort(rng.exponential(1.0, 101))) for _ in range(trials)))
+    assert 0.90 <= hits / trials <= 0.995
+
+
+def test_speedup_interval_brackets_true_ratio():
+    rng = np.random.default_rng(3)
+    baseline = 2.0 * rng.lognormal(0.0, 0.05, 300)  # medians 2.0 and 1.0: true speedup 2.0
+    optimized = 1.0 * rng.lognormal(0.0, 0.05, 300)
+    lo, hi = speedup_interval(list(baseline), list(optimized))
+    assert lo < 2.0 < hi
+    assert hi - lo < 0.1
+    assert lo <= np.median(baseline) / np.median(optimized) <= hi
+    # same distribution: the interval holds 1 and is deterministic for a fixed seed
+    same = speedup_interval(list(optimized[:150]), list(optimized[150:]))
+    assert same[0] < 1.0 < same[1]
+    assert same == speedup_interval(list(optimized[:150]), list(optimized[150:]))
+
+
+def test_speedup_interval_separates_different_ratios():
+    rng = np.random.default_rng(5)
+    base = rng.lognormal(0.0, 0.05, 200)
+    lo, hi = speedup_interval(list(3.0 * base), list(rng.lognormal(0.0, 0.05, 200)))
+    assert lo > 2.5 and hi < 3.5
+
+
+# ---------------------------------------------------------------- timing on CPU
+
+def _cheap() -> int:
+    return sum(range(300))  # a few µs
+
+
+def _medium() -> int:
+    return sum(range(5000))  # tens of µs: min_time_s is reached well before the sample cap
+
+
+def test_measure_cpu_and_warm_up():
+    batch = measure_cpu(_cheap, 7)
+    assert len(batch.samples_ms) == 7 and all(s > 0 for s in batch.samples_ms)
+    assert batch.wall_ms >= sum(batch.samples_ms)
+    calls = []
+    last_ms, count = warm_up(lambda: calls.append(1), measure_cpu, min_calls=4, min_time_s=0.0)
+    assert count == 4 == len(calls) and last_ms >= 0
+
+
+def test_fixed_samples_are_exact_for_every_side():
+    counts = {"fast": 0, "slow": 0}
+
+    def fast():
+        counts["fast"] += 1
+        return _cheap()
+
+    def slow():
+        counts["slow"] += 1
+        time.sleep(0.002)
+
+    # a 3 ms round fits all 7 fast samples but one slow one: the run must wait for the slow side
+    m = interleaved({"fast": fast, "slow": slow}, StopPolicy(fixed_samples=7, round_time_s=0.003),
+                    device="cpu", warmup=2)
+    assert m.stop_reason == "fixed sample count"
+    assert {k: len(v) for k, v in m.samples_ms.items()} == {"fast": 7, "slow": 7}
+    assert m.rounds >= 4
+    assert m.warmup_calls == {"fast": 3, "slow": 3}  # 2 warm-up + 1 estimate call
+    assert counts == {"fast": 10, "slow": 10}  # never more calls than asked for
+
+
+def test_adaptive_stop_when_median_is_known():
+    policy = StopPolicy(min_samples=10, min_time_s=0.01, max_time_s=5.0, target_rel_ci=0.25,
+                        round_time_s=0.002)
+    m = interleaved({"baseline": _medium, "optimized": _medium}, policy, device="cpu", warmup=1)
+    assert m.stop_reason.startswith("median known to"), m.stop_reason
+    for samples in m.samples_ms.values():
+        assert len(samples) >= policy.min_samples
+        assert sum(samples) / 1e3 >= policy.min_time_s
+        assert summarize(samples).rel_ci_halfwidth <= policy.target_rel_ci
+    assert m.rounds >= 1 and all(m.batches[k] for k in ("baseline", "optimized"))
+
+
+def test_adaptive_sample_cap():
+    policy = StopPolicy(min_samples=10, min_time_s=0.0, max_samples=300, max_time_s=30.0,
+                        target_rel_ci=-1.0, round_time_s=0.001)  # a CI target never met
+    m = interleaved({"a": _cheap, "b": _cheap}, policy, device="cpu", warmup=1)
+    assert m.stop_reason == "sample cap (300)"
+    assert max(len(s) for s in m.samples_ms.values()) >= 300
+    assert all(len(s) >= 10 for s in m.samples_ms.values())  # both sides measured
+
+
+def test_adaptive_time_cap():
+    policy = StopPolicy(min_samples=10, min_time_s=0.0, max_samples=10**6, max_time_s=0.05,
+                        target_rel_ci=-1.0, round_time_s=0.01)
+    started = time.perf_counter()
+    m = interleaved({"a": lambda: time.sleep(0.001), "b": lambda: time.sleep(0.001)}, policy,
+                    device="cpu", warmup=0)
+    assert m.stop_reason == "time cap (0.05 s)"
+    assert time.perf_counter() - started < 2.0
+    assert all(len(s) > 0 for s in m.samples_ms.values())
+
+
+def test_sides_are_interleaved_in_rounds():
+    order = []
+    policy = StopPolicy(fixed_samples=6, round_time_s=1e-9)  # one sample per side per round
+    interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")}, policy,
+                device="cpu", warmup=0)
+    timed = order[2:]  # after each side's estimate call
+    assert timed == ["a", "b"] * 6
