@@ -54,3 +54,4 @@ class GemmBenchmark(Benchmark):
         expected = torch.bmm(self.a.double(), self.b.double())
         torch.testing.assert_close(self.c.double(), expected, rtol=1e-4, atol=1e-3,
                                    msg=lambda m: f"gemm.cu disagrees with torch.bmm: {m}")
+        self.c.fill_(float("nan"))  # run() must compute C itself (the harness checks)

@@ -84,6 +84,9 @@ def run(
                                   "is killed and the pair reported FAILED."),
     strict: bool = typer.Option(False, help="Treat inconclusive gate results as failures."),
     seed: int = typer.Option(0, help="Input seed; verification also uses seed+1."),
+    resume: Optional[Path] = typer.Option(None, help=(
+        "Continue an interrupted run: keep the pairs finished in this run directory "
+        "(its results.jsonl) and run only the rest.")),
 ) -> None:
     """Run pairs, verify outputs, time them, gate against stored expectations."""
     from core.discovery import TargetError, select
@@ -112,7 +115,10 @@ def run(
     quiet = format == Format.json
     options = RunOptions(iterations=iterations, warmup=warmup, seed=seed, timeout_s=timeout,
                          update_expectations=update_expectations, strict=strict,
-                         output_dir=output_dir)
+                         output_dir=output_dir, resume=resume)
+    if resume is not None and not (resume / "results.jsonl").exists():
+        _usage_error(f"--resume {resume}: no results.jsonl there; pass the run directory of an "
+                     f"earlier `bench run`")
     try:
         result = run_suite(selection, options,
                            progress=(lambda line: None) if quiet else

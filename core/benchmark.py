@@ -8,7 +8,11 @@ chapter folder. Each file defines `get_benchmark()` returning an object with:
     workload()  -> Workload bytes / FLOPs / user units of one run()
 
 and optionally `tolerance`, `requires`, `supports_cpu`, `timing_mode`, `teaching`,
-`seed_sensitive` and `teardown()`. `Benchmark` below provides defaults for all of them;
+`seed_sensitive`, `mutates_inputs` and `teardown()`. `setup()` may be called several times
+on one object (the harness re-verifies on fresh seeds); each call replaces the inputs.
+
+A baseline file may set a module constant `TIMEOUT_S = <seconds>` to override the default
+per-pair timeout (for pairs known to need long). `Benchmark` below provides defaults for all of them;
 subclassing it is the easy way, but any object with the same attributes works.
 """
 from __future__ import annotations
@@ -96,6 +100,7 @@ class Benchmark:
     timing_mode: TimingMode = "hot"
     teaching: bool = False  # the book's deliberately naive example; kept out of headlines
     seed_sensitive: bool = True  # outputs must change with the input seed
+    mutates_inputs: bool = False  # run() may change its tensor attributes (e.g. a train step)
     description: str = ""
 
     def setup(self, ctx: BenchContext) -> None:

@@ -95,132 +95,223 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+class IntegrityError(RuntimeError):
+    """run() broke a rule of the contract (mutated inputs, returned a stale buffer)."""
+
+
+REVERIFY_EVERY = 4  # re-verify on fresh inputs after timing rounds 1, 5, 9, ...
+
+
 def run_once(bench: object, seed: int, device: str) -> Any:
-    from core.verify import flatten, snapshot
+    """setup(seed) then one run(); returns a private copy of the output.
+
+    Also checks that run() neither changed its inputs nor returned a buffer prepared in
+    setup() that it did not write (core.integrity).
+    """
+    from core.integrity import copy_state, input_mutations, output_tensors, stale_outputs
+    from core.verify import snapshot
 
     bench.setup(BenchContext(seed=seed, device=device))
-    out = snapshot(bench.run())
-    flatten(out)  # a non-tensor output raises here, where the caller names the file
+    before = copy_state(bench)
+    out = bench.run()
     _sync(device)
-    return out
+    tensors = output_tensors(out)  # a non-tensor output raises here, where the caller names the file
+    problem = stale_outputs(bench, before, tensors)
+    if problem is None and not option(bench, "mutates_inputs", False):
+        problem = input_mutations(bench, before, tensors)
+    if problem:
+        raise IntegrityError(problem)
+    return snapshot(out)
+
+
+def _tolerance(bench: object, baseline: object) -> Tolerance | None:
+    tol = option(bench, "tolerance", None) or option(baseline, "tolerance", None)
+    return Tolerance(*tol) if isinstance(tol, (tuple, list)) else tol
+
+
+def _seed_problem(bench: object, first: Any, second: Any, seeds: tuple[int, int]) -> str | None:
+    from core.verify import outputs_equal
+
+    if option(bench, "seed_sensitive", True) and outputs_equal(first, second):
+        return (f"output is identical for seeds {seeds[0]} and {seeds[1]}; run() returns a "
+                f"cached result or ignores its inputs")
+    return None
+
+
+class PairRun:
+    """The state of one pair inside the child: its sides, their outputs, the results."""
+
+    def __init__(self, spec: dict[str, Any], device: str):
+        self.spec, self.device = spec, device
+        self.baseline: object | None = None
+        self.sides: dict[str, object] = {}  # verified variants still being timed
+        self.examples = {e["name"]: {"name": e["name"], "id": e["id"], "file": relative(e["path"]),
+                                     "status": "ok"} for e in spec["examples"]}
+        self.reference: dict[str, Any] = {}  # each side's output on the timing seed
+
+    def fail(self, name: str, reason: str, status: str = "failed") -> None:
+        self.examples[name].update(status=status, reason=reason)
+        self.sides.pop(name, None)
+
+    def side_raised(self, name: str, exc: BaseException) -> None:
+        file = self.examples[name]["file"]
+        if isinstance(exc, IntegrityError):
+            self.fail(name, f"{file}: {exc}")
+        else:
+            self.fail(name, f"{file}: raised {type(exc).__name__} in setup/run:\n"
+                            f"{_short_traceback(exc)}")
+
+    def run_all(self, seed: int) -> dict[str, Any]:
+        """Every side on `seed`; raises PairError if the baseline fails."""
+        outs: dict[str, Any] = {}
+        try:
+            outs["baseline"] = run_once(self.baseline, seed, self.device)
+        except IntegrityError as exc:
+            raise PairError(f"{relative(self.spec['baseline'])}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001
+            raise PairError(f"{relative(self.spec['baseline'])}: baseline raised "
+                            f"{type(exc).__name__} in setup/run:\n{_short_traceback(exc)}") from exc
+        for name in list(self.sides):
+            try:
+                outs[name] = run_once(self.sides[name], seed, self.device)
+            except Exception as exc:  # noqa: BLE001
+                self.side_raised(name, exc)
+        return outs
+
+    def verify(self, outs: dict[str, Any], earlier: dict[str, Any], seeds: tuple[int, int],
+               when: str = "") -> None:
+        """Variants must match the baseline on `outs` and differ from `earlier` (another seed)."""
+        from core.verify import compare
+
+        problem = _seed_problem(self.baseline, outs["baseline"], earlier["baseline"], seeds)
+        if problem:
+            raise PairError(f"{relative(self.spec['baseline'])}: baseline {problem}")
+        for name in list(self.sides):
+            check = compare(outs["baseline"], outs[name], _tolerance(self.sides[name], self.baseline))
+            record = self.examples[name].setdefault("verification", check.to_dict())
+            record["max_abs_err"] = max(record["max_abs_err"], check.max_abs_err)
+            record["max_rel_err"] = max(record["max_rel_err"], check.max_rel_err)
+            problem = None if check.ok else check.message
+            problem = problem or _seed_problem(self.sides[name], outs[name], earlier[name], seeds)
+            if problem:
+                record["ok"] = False
+                self.fail(name, f"verification failed{when}: {problem}")
+
+    def reverify(self, round_index: int) -> set[str]:
+        """Between timing rounds: every REVERIFY_EVERY rounds, fresh inputs, check again."""
+        if (round_index - 1) % REVERIFY_EVERY:  # rounds 1, 1+K, 1+2K, ...
+            return set()
+        before = set(self.sides)
+        fresh = int(self.spec.get("seed", 0)) + 1 + round_index
+        outs = self.run_all(fresh)
+        self.verify(outs, self.reference, (fresh, int(self.spec.get("seed", 0))),
+                    f" on fresh inputs after timing round {round_index}")
+        return before - set(self.sides)
+
+    def teardown(self) -> None:
+        for bench in [self.baseline, *self.sides.values()]:
+            teardown = getattr(bench, "teardown", None)
+            if callable(teardown):
+                try:
+                    teardown()
+                except Exception:  # noqa: BLE001 - a failing teardown must not lose results
+                    pass
 
 
 def run_pair(spec: dict[str, Any]) -> dict[str, Any]:
     import torch
 
     from core.hardware import clocks
-    from core.verify import compare, outputs_equal
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     seed = int(spec.get("seed", 0))
+    pair = PairRun(spec, device)
     result: dict[str, Any] = {"pair": spec["pair"], "device": device, "status": "ok",
-                              "clocks_start": clocks() if device == "cuda" else {}}
-    examples = {e["name"]: {"name": e["name"], "id": e["id"], "file": relative(e["path"]),
-                            "status": "ok"} for e in spec["examples"]}
-    result["examples"] = list(examples.values())
+                              "clocks_start": clocks() if device == "cuda" else {},
+                              "examples": list(pair.examples.values())}
 
     def fail_all(status: str, reason: str) -> dict[str, Any]:
         result.update(status=status, reason=reason)
-        for ex in examples.values():
+        for name, ex in pair.examples.items():
             if ex["status"] == "ok":
-                ex.update(status=status, reason=reason)
+                pair.fail(name, reason, status)
         return result
 
     # 1. load every side
     try:
-        baseline = load_benchmark(Path(spec["baseline"]))
+        pair.baseline = load_benchmark(Path(spec["baseline"]))
     except PairError as exc:
         return fail_all("failed", str(exc))
-    result["teaching"] = bool(option(baseline, "teaching", False))
-    why = unmet_requirement(baseline, device)
+    result["teaching"] = bool(option(pair.baseline, "teaching", False))
+    why = unmet_requirement(pair.baseline, device)
     if why:
         return fail_all("skipped", f"{relative(spec['baseline'])}: {why}")
-    sides: dict[str, object] = {}
     for e in spec["examples"]:
         try:
             bench = load_benchmark(Path(e["path"]))
         except PairError as exc:
-            examples[e["name"]].update(status="failed", reason=str(exc))
+            pair.fail(e["name"], str(exc))
             continue
         why = unmet_requirement(bench, device)
         if why:
-            examples[e["name"]].update(status="skipped", reason=f"{relative(e['path'])}: {why}")
+            pair.fail(e["name"], f"{relative(e['path'])}: {why}", "skipped")
             continue
-        sides[e["name"]] = bench
+        pair.sides[e["name"]] = bench
 
-    # 2. verification on two seeds; leaves every side set up on `seed` for timing
-    outputs: dict[int, dict[str, Any]] = {seed + 1: {}, seed: {}}
-    for s in (seed + 1, seed):
-        try:
-            outputs[s]["baseline"] = run_once(baseline, s, device)
-        except Exception as exc:  # noqa: BLE001
-            return fail_all("failed", f"{relative(spec['baseline'])}: baseline raised "
-                                      f"{type(exc).__name__} in setup/run:\n{_short_traceback(exc)}")
-        for name in list(sides):
-            try:
-                outputs[s][name] = run_once(sides[name], s, device)
-            except Exception as exc:  # noqa: BLE001
-                examples[name].update(status="failed", reason=f"{examples[name]['file']}: raised "
-                                      f"{type(exc).__name__} in setup/run:\n{_short_traceback(exc)}")
-                del sides[name]
-    if option(baseline, "seed_sensitive", True) and outputs_equal(outputs[seed]["baseline"],
-                                                                  outputs[seed + 1]["baseline"]):
-        return fail_all("failed", f"{relative(spec['baseline'])}: baseline output is identical for "
-                                  f"seeds {seed} and {seed + 1}; setup() must build inputs from ctx.seed")
-    for name in list(sides):
-        bench = sides[name]
-        tol = option(bench, "tolerance", None) or option(baseline, "tolerance", None)
-        tol = Tolerance(*tol) if isinstance(tol, (tuple, list)) else tol
-        checks = [compare(outputs[s]["baseline"], outputs[s][name], tol) for s in (seed, seed + 1)]
-        failed = next((c for c in checks if not c.ok), None)
-        check = failed or checks[0]
-        examples[name]["verification"] = check.to_dict()
-        if failed:
-            examples[name].update(status="failed", reason=f"verification failed: {failed.message}")
-        elif option(bench, "seed_sensitive", True) and outputs_equal(outputs[seed][name],
-                                                                     outputs[seed + 1][name]):
-            examples[name].update(status="failed", reason=(
-                f"verification failed: output is identical for seeds {seed} and {seed + 1}; "
-                f"run() returns a cached result or ignores its inputs"))
-            examples[name]["verification"]["ok"] = False
-        if examples[name]["status"] != "ok":
-            del sides[name]
-    del outputs
-
-    # 3. time baseline and verified variants in interleaved rounds
-    if not sides:
-        result["status"] = "failed" if any(e["status"] == "failed" for e in examples.values()) else "skipped"
-        return result
-    all_benches = {"baseline": baseline, **sides}
-    cold = any(option(b, "timing_mode", "hot") == "cold" for b in all_benches.values())
-    flush = L2Flusher() if cold and device == "cuda" else None
-    policy = StopPolicy(fixed_samples=spec.get("iterations"))
     try:
-        measurement = interleaved({k: b.run for k, b in all_benches.items()}, policy, device,
-                                  flush, spec.get("warmup"))
+        # 2. verify on seed+1, then seed (which leaves every side set up for timing)
+        other = pair.run_all(seed + 1)
+        pair.reference = pair.run_all(seed)
+        pair.verify(pair.reference, other, (seed, seed + 1))
+        del other
+        if not pair.sides:
+            result["status"] = ("failed" if any(e["status"] == "failed" for e in pair.examples.values())
+                                else "skipped")
+            return result
+        # 3. time baseline and verified variants in interleaved rounds
+        measure_pair(pair, spec, result)
+    except PairError as exc:
+        return fail_all("failed", str(exc))
     except Exception as exc:  # noqa: BLE001
         return fail_all("failed", f"timing raised {type(exc).__name__}:\n{_short_traceback(exc)}")
+    finally:
+        pair.teardown()
+    result["clocks_end"] = clocks() if device == "cuda" else {}
+    return result
+
+
+def measure_pair(pair: PairRun, spec: dict[str, Any], result: dict[str, Any]) -> None:
+    from core.integrity import escaped_work
+
+    device = pair.device
+    benches = {"baseline": pair.baseline, **pair.sides}
+    cold = any(option(b, "timing_mode", "hot") == "cold" for b in benches.values())
+    flush = L2Flusher() if cold and device == "cuda" else None
+    policy = StopPolicy(fixed_samples=spec.get("iterations"))
+    measurement = interleaved({k: b.run for k, b in benches.items()}, policy, device, flush,
+                              spec.get("warmup"), between_rounds=pair.reverify)
     result.update(timing_mode="cold" if cold else "hot", stop_reason=measurement.stop_reason,
                   rounds=measurement.rounds, warmup_calls=measurement.warmup_calls)
+    escaped = escaped_work(measurement.batches["baseline"], device)
+    if escaped:
+        raise PairError(f"{relative(spec['baseline'])}: {escaped}")
     base_samples = measurement.samples_ms["baseline"]
     result["baseline"] = {"stats": summarize(base_samples).to_dict(),
-                          "workload": _workload(baseline)}
-    for name, bench in sides.items():
+                          "workload": _workload(pair.baseline)}
+    for name, bench in list(pair.sides.items()):
+        escaped = escaped_work(measurement.batches[name], device)
+        if escaped:
+            pair.fail(name, f"{pair.examples[name]['file']}: {escaped}")
+            continue
         samples = measurement.samples_ms[name]
         stats = summarize(samples)
-        examples[name].update(
+        pair.examples[name].update(
             stats=stats.to_dict(), workload=_workload(bench),
             speedup=result["baseline"]["stats"]["median"] / stats.median,
             speedup_ci=list(speedup_interval(base_samples, samples)),
             timing_check=[{"span_ms": b.span_ms, "wall_ms": b.wall_ms}
                           for b in measurement.batches[name]],
         )
-    for bench in all_benches.values():
-        teardown = getattr(bench, "teardown", None)
-        if callable(teardown):
-            teardown()
-    result["clocks_end"] = clocks() if device == "cuda" else {}
-    return result
 
 
 def _workload(bench: object) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """What machine this is: the device fingerprint, the hardware key, the measured ceilings."""
 from __future__ import annotations
 
+import os
 import platform
 import re
 import subprocess
@@ -27,6 +28,10 @@ def hardware_key(device_name: str | None) -> str:
 
 
 def git_commit() -> str | None:
+    """HEAD of the repo (`-dirty` with local changes); $AISP_GIT_COMMIT where there is no
+    .git (e.g. a copied working tree on a GPU machine)."""
+    if os.environ.get("AISP_GIT_COMMIT"):
+        return os.environ["AISP_GIT_COMMIT"]
     try:
         out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO_ROOT,
                              capture_output=True, text=True, timeout=5)

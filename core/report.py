@@ -40,6 +40,25 @@ def row(ex: dict[str, Any]) -> list[str]:
     ]
 
 
+# NVML clock-event reasons that mean the GPU slowed itself down (power or thermal).
+_SLOWDOWN_REASONS = {0x4: "software power cap", 0x8: "hardware slowdown",
+                     0x20: "software thermal slowdown", 0x40: "hardware thermal slowdown",
+                     0x80: "power brake"}
+
+
+def throttle_notes(pairs: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for pair in pairs:
+        reasons = pair.get("clocks_end", {}).get("throttle_reasons", 0)
+        names = [name for bit, name in _SLOWDOWN_REASONS.items() if reasons & bit]
+        if names:
+            start, end = pair.get("clocks_start", {}), pair["clocks_end"]
+            lines.append(f"THROTTLED {pair['pair']}: {', '.join(names)} at the end of the pair "
+                         f"(SM clock {end.get('sm_clock_mhz')} MHz, {end.get('temperature_c')} °C; "
+                         f"{start.get('temperature_c')} °C at its start); its numbers may be low")
+    return lines
+
+
 def notes(rows: list[dict[str, Any]]) -> list[str]:
     """Failures and skips with their reasons, gate messages, implausible-speedup warnings."""
     lines = []
@@ -76,7 +95,7 @@ def render(result: dict[str, Any], fmt: str = "table") -> str:
             f"{v:.0f} {'GB/s' if k.endswith('gbps') else 'TFLOP/s'}" for k, v in ceilings.items()))
     parts.append("")
     parts.append(table(rows, "github" if fmt == "markdown" else "simple"))
-    extra = notes(rows)
+    extra = notes(rows) + throttle_notes(result["pairs"])
     if extra:
         parts += ["", *extra]
     if result.get("expectation_updates"):

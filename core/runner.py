@@ -7,6 +7,7 @@ A run directory holds:
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -32,6 +33,7 @@ class RunOptions:
     update_expectations: bool = False
     strict: bool = False
     output_dir: Path = REPO_ROOT / "artifacts" / "runs"
+    resume: Path | None = None  # an earlier run directory: its finished pairs are kept
 
 
 @dataclass
@@ -121,6 +123,23 @@ def prebuild(pairs: list[Pair], capability: tuple[int, int]) -> dict[str, Any]:
     return {"files": len(sources), "seconds": round(time.perf_counter() - started, 2), "errors": errors}
 
 
+def pair_timeout(pair: Pair, default: float) -> float:
+    """`TIMEOUT_S = <number>` at the top level of the baseline file overrides the default.
+
+    Read with `ast`, not by importing, so a broken file cannot take the parent down."""
+    try:
+        tree = ast.parse(pair.baseline.read_text())
+    except (OSError, SyntaxError, ValueError):
+        return default
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "TIMEOUT_S"
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, (int, float)) and node.value.value > 0):
+            return float(node.value.value)
+    return default
+
+
 def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: Path) -> dict[str, Any]:
     spec = {
         "pair": pair.id, "baseline": str(pair.baseline), "seed": options.seed,
@@ -131,12 +150,14 @@ def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: 
     spec_path, out_path = run_dir / "logs" / f"{safe}.spec.json", run_dir / "logs" / f"{safe}.result.json"
     spec_path.write_text(json.dumps(spec, indent=2))
     started = time.perf_counter()
-    code, tail = _child([str(spec_path), str(out_path)], options.timeout_s,
+    timeout_s = pair_timeout(pair, options.timeout_s)
+    code, tail = _child([str(spec_path), str(out_path)], timeout_s,
                         run_dir / "logs" / f"{safe}.log", pair.baseline.parent.parent)
     if code == 0 and out_path.exists():
         return json.loads(out_path.read_text())
     if code is None:
-        reason = f"timed out after {options.timeout_s:g} s (raise it with --timeout)"
+        reason = (f"timed out after {timeout_s:g} s (raise it with --timeout, or TIMEOUT_S in "
+                  f"{pair.chapter}/{pair.baseline.name})")
     else:
         reason = f"child process exited with code {code}"
     reason += f"; last output:\n{tail[-1500:].strip()}" if tail.strip() else ""
@@ -185,7 +206,12 @@ def expectation_entry(ex: dict[str, Any], fingerprint: dict[str, Any]) -> dict[s
 def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
               progress: Callable[[str], None] = lambda line: None) -> RunResult:
     """Run every selected pair; results stream to results.jsonl as each finishes."""
-    run_dir = make_run_dir(options.output_dir)
+    for chapter_dir in sorted({pair.baseline.parent for pair, _ in selection}):
+        for path in sorted(chapter_dir.glob("expectations_*.json")):
+            expect.load(path)  # a malformed file stops the run before any work or output
+    finished = load_finished(options.resume) if options.resume else {}
+    run_dir = options.resume or make_run_dir(options.output_dir)
+    (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     info = probe(run_dir)
     fingerprint, ceilings = info["fingerprint"], info.get("ceilings", {})
     key = fingerprint.get("hardware_key", "cpu")
@@ -200,6 +226,10 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     stream = run_dir / "results.jsonl"
     try:
         for index, (pair, examples) in enumerate(selection, 1):
+            if pair.id in finished:
+                result.pairs.append(finished[pair.id])
+                progress(f"[{index}/{len(selection)}] {pair.id}: kept from {run_dir.name}")
+                continue
             progress(f"[{index}/{len(selection)}] {pair.id} ...")
             pair_result = run_pair(pair, examples, options, run_dir)
             annotate(pair_result, pair, ceilings, stored[pair.chapter])
@@ -215,6 +245,22 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
         write_expectations(result, selection, key)
     (run_dir / "results.json").write_text(json.dumps(result.to_dict(), indent=2))
     return result
+
+
+def load_finished(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """Pairs already measured in `run_dir` (its results.jsonl), by pair id, for --resume."""
+    stream = Path(run_dir) / "results.jsonl"
+    if not stream.exists():
+        raise FileNotFoundError(f"{stream}: not found; --resume takes a run directory of an "
+                                f"earlier `bench run` (it holds results.jsonl)")
+    finished = {}
+    for line in stream.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by a crash: that pair runs again
+        finished[record["pair"]] = record
+    return finished
 
 
 def write_expectations(result: RunResult, selection: list[tuple[Pair, list[Example]]], key: str) -> None:

@@ -9,6 +9,7 @@ import sys
 from typing import Callable
 
 from core.benchmark import BenchContext, validate
+from core.child import unmet_requirement
 from core.metrics import headline, rates
 from core.stats import summarize
 from core.timing import StopPolicy, interleaved
@@ -21,8 +22,9 @@ def main(get_benchmark: Callable[[], object], seed: int = 0) -> None:
     bench = get_benchmark()
     validate(bench, origin)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cpu" and not getattr(bench, "supports_cpu", False):
-        print(f"{origin}: needs a CUDA GPU; none is available on this machine")
+    why = unmet_requirement(bench, device)
+    if why:
+        print(f"{origin}: skipped: {why}")
         sys.exit(0)
     bench.setup(BenchContext(seed=seed, device=device))
     measurement = interleaved({"run": bench.run}, StopPolicy(), device)

@@ -110,8 +110,14 @@ def warm_up(fn: Fn, measure: Callable[[Fn, int], Batch], min_calls: int = 3,
 
 
 def interleaved(sides: dict[str, Fn], policy: StopPolicy, device: str = "cuda",
-                flush: Fn | None = None, warmup: int | None = None) -> Measurement:
-    """Measure every side in alternating rounds until `policy` says stop."""
+                flush: Fn | None = None, warmup: int | None = None,
+                between_rounds: Callable[[int], set[str]] | None = None) -> Measurement:
+    """Measure every side in alternating rounds until `policy` says stop.
+
+    `between_rounds(round)` runs after each round (the runner re-verifies outputs on fresh
+    inputs there); the sides it returns are dropped from further timing.
+    """
+    sides = dict(sides)
     measure = measure_cuda if device.startswith("cuda") else measure_cpu
     warm, estimate_ms = {}, {}
     for name, fn in sides.items():
@@ -143,7 +149,11 @@ def interleaved(sides: dict[str, Fn], policy: StopPolicy, device: str = "cuda",
             batch = measure(fn, k, flush)
             batches[name].append(batch)
             samples[name].extend(batch.samples_ms)
-        reason = _stop_reason(samples, policy)
+        if between_rounds is not None:
+            for name in between_rounds(rounds):
+                sides.pop(name, None)
+                samples.pop(name, None)
+        reason = _stop_reason(samples, policy) if samples else "every side was dropped"
         if reason:
             return Measurement(samples, batches, rounds, reason, warm)
 

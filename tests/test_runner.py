@@ -44,10 +44,25 @@ CH96 = {
     # Computed once in setup from a fixed seed: matches the baseline within its (loose)
     # tolerance on both seeds, so only the second-seed check can catch it.
     "optimized_vec_cached.py": vec_pair_file(
-        "return self.cached",
+        "return self.cached.clone()",
         attrs="tolerance = Tolerance(rtol=0.0, atol=100.0)",
         setup="gen = torch.Generator().manual_seed(1234)\n"
               "self.cached = torch.randn(self.x.shape, generator=gen)"),
+    # The setup-time buffer itself, returned unwritten: caught before any comparison.
+    "optimized_vec_stale.py": vec_pair_file(
+        "return self.cached",
+        setup="self.cached = self.x + self.y"),
+    # Halves its input each call, so later calls get smaller numbers.
+    "optimized_vec_mutates.py": vec_pair_file("self.x.mul_(0.5)\nreturn self.x * 2 + self.y"),
+    # Honest for the first calls after setup (verification), then replays its first
+    # result: only the re-verification on fresh inputs between timing rounds sees it.
+    "optimized_vec_replay.py": vec_pair_file(
+        "type(self).calls = getattr(type(self), 'calls', 0) + 1\n"
+        "if type(self).calls > 2:\n"
+        "    return type(self).first.clone()\n"
+        "out = self.x + self.y\n"
+        "type(self).first = out.clone()\n"
+        "return out"),
     "optimized_vec_setupfail.py": vec_pair_file(setup="raise RuntimeError('setup exploded')"),
     "optimized_vec_runfail.py": vec_pair_file("raise ValueError('run exploded')"),
     "optimized_vec_nogb.py": "import torch\n\nVALUE = 1\n",
@@ -122,6 +137,25 @@ def test_cached_output_caught_by_second_seed(suite):
     assert row["status"] == "failed" and "speedup" not in row
     assert "identical for seeds 0 and 1" in row["reason"]
     assert row["verification"]["ok"] is False
+
+
+def test_stale_setup_buffer_is_flagged(suite):
+    row = suite["rows"]["vec_stale"]
+    assert row["status"] == "failed" and "speedup" not in row
+    assert "ch96/optimized_vec_stale.py" in row["reason"]
+    assert "`cached`, a buffer filled in setup()" in row["reason"]
+
+
+def test_input_mutation_is_flagged(suite):
+    row = suite["rows"]["vec_mutates"]
+    assert row["status"] == "failed" and "speedup" not in row
+    assert "run() modified its inputs (x)" in row["reason"]
+
+
+def test_replayed_result_caught_by_reverification_during_timing(suite):
+    row = suite["rows"]["vec_replay"]
+    assert row["status"] == "failed" and "speedup" not in row
+    assert "on fresh inputs after timing round" in row["reason"]
 
 
 @pytest.mark.parametrize("name, fragments", [
