@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from ch07._common import CudaPair
 from core.benchmark import Workload
+from core.cuda_pair import CudaPair
 
 TABLE_ROWS, DIM, LOOKUPS = 1 << 20, 128, 1 << 20
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import torch
 
-from ch07._common import CudaPair
 from core.benchmark import Workload
+from core.cuda_pair import CudaPair
 
 N, CTAS_PER_SM = 1 << 26, 1
 

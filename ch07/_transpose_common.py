@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from ch07._common import CudaPair
 from core.benchmark import Workload
+from core.cuda_pair import CudaPair
 
 ROWS, COLS = 8192, 8192
 
