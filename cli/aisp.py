@@ -28,6 +28,17 @@ app.add_typer(hw_app, name="hw")
 USAGE_ERROR = 2
 
 
+class Profile(str, Enum):
+    none = "none"
+    minimal = "minimal"
+    deep = "deep"
+
+
+class Replay(str, Enum):
+    kernel = "kernel"
+    application = "application"
+
+
 class Format(str, Enum):
     table = "table"
     json = "json"
@@ -87,6 +98,14 @@ def run(
     resume: Optional[Path] = typer.Option(None, help=(
         "Continue an interrupted run: keep the pairs finished in this run directory "
         "(its results.jsonl) and run only the rest.")),
+    profile: Profile = typer.Option(Profile.none, "--profile", help=(
+        "After timing, profile each verified pair: minimal = NVTX ranges + a torch.profiler "
+        "trace per side with its top kernels; deep = also Nsight Compute (and Nsight Systems "
+        "where installed) on one timed iteration per side. Never feeds the timings.")),
+    ncu_replay_mode: Replay = typer.Option(Replay.kernel, help="Nsight Compute replay mode."),
+    ncu_clock_control: str = typer.Option("none", help=(
+        "Nsight Compute --clock-control: none keeps the GPU's clocks (durations comparable "
+        "with timings); base locks base clocks.")),
 ) -> None:
     """Run pairs, verify outputs, time them, gate against stored expectations."""
     from core.discovery import TargetError, select
@@ -112,17 +131,21 @@ def run(
     except OSError as exc:
         _usage_error(f"cannot write to output dir {output_dir}: {exc.strerror}; "
                      f"choose another with --output-dir")
-    quiet = format == Format.json
+    if ncu_clock_control not in ("none", "base"):
+        _usage_error(f"--ncu-clock-control must be none or base, not {ncu_clock_control!r}")
     options = RunOptions(iterations=iterations, warmup=warmup, seed=seed, timeout_s=timeout,
                          update_expectations=update_expectations, strict=strict,
-                         output_dir=output_dir, resume=resume)
+                         output_dir=output_dir, resume=resume, profile=profile.value,
+                         ncu_replay_mode=ncu_replay_mode.value,
+                         ncu_clock_control=ncu_clock_control)
     if resume is not None and not (resume / "results.jsonl").exists():
         _usage_error(f"--resume {resume}: no results.jsonl there; pass the run directory of an "
                      f"earlier `bench run`")
+    from cli.progress import suite_progress
+
     try:
-        result = run_suite(selection, options,
-                           progress=(lambda line: None) if quiet else
-                           (lambda line: typer.echo(line, err=True)))
+        with suite_progress(len(selection), quiet=format == Format.json) as progress:
+            result = run_suite(selection, options, progress=progress)
     except ExpectationsError as exc:
         _usage_error(str(exc))
     typer.echo(render(result.to_dict(), format.value))
@@ -163,6 +186,74 @@ def expectations(
                                        "optimized ms", "measured on", "date"]))
     if min_speedup is not None:
         raise typer.Exit(1)
+
+
+@bench_app.command("compare")
+def compare(
+    run_a: Path = typer.Argument(..., help="The older run directory (or its results.json)."),
+    run_b: Path = typer.Argument(..., help="The newer run directory (or its results.json)."),
+    threshold: float = typer.Option(0.05, min=0.0, max=0.5, help=(
+        "Changes smaller than this fraction count as the same.")),
+    format: Format = typer.Option(Format.table, "--format", help="table, markdown or json."),
+) -> None:
+    """Compare two runs pair by pair; exit 1 if a pair got slower or stopped working."""
+    from core.compare import compare_runs, is_regression, load_run
+
+    try:
+        old, new = load_run(run_a), load_run(run_b)
+    except ValueError as exc:
+        _usage_error(str(exc))
+    rows = compare_runs(old, new, threshold)
+    if format == Format.json:
+        typer.echo(json.dumps(rows, indent=2))
+    else:
+        table = [[r["id"], _num(r.get("old_ms"), ".4f"), _num(r.get("new_ms"), ".4f"),
+                  _num(r.get("old_speedup"), ".2f", "x"), _num(r.get("new_speedup"), ".2f", "x"),
+                  (f"{r['ratio_ci'][0]:.3f}-{r['ratio_ci'][1]:.3f}" if "ratio_ci" in r else "-"),
+                  r["verdict"]] for r in rows]
+        typer.echo(tabulate(table, headers=["pair", "old ms", "new ms", "old speedup",
+                                            "new speedup", "new/old time", "verdict"],
+                            tablefmt="github" if format == Format.markdown else "simple"))
+    raise typer.Exit(1 if any(is_regression(r) for r in rows) else 0)
+
+
+def _num(value: Optional[float], spec: str, suffix: str = "") -> str:
+    return "-" if value is None else format(value, spec) + suffix
+
+
+@hw_app.command("peak")
+def hw_peak(refresh: bool = typer.Option(False, help="Measure again even if cached."),
+            as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Measure this GPU's ceilings (copy GB/s; fp32/tf32/bf16/fp16/fp8 matmul TFLOP/s),
+    cache them per device, and print them beside the datasheet figures."""
+    import torch
+
+    from core.hardware import DATASHEET, cached_peaks, fingerprint, measure_ceilings, store_peaks
+
+    if not torch.cuda.is_available():
+        typer.echo("hw peak needs a CUDA GPU; none is available on this machine", err=True)
+        raise typer.Exit(1)
+    info = fingerprint()
+    cached = None if refresh else cached_peaks(info)
+    if cached:
+        peaks, source = cached["ceilings"], f"cached {cached['measured']}"
+    else:
+        typer.echo("measuring (about 10 s) ...", err=True)
+        peaks = measure_ceilings(full=True)
+        source = f"measured now, cached in {store_peaks(info, peaks)}"
+    if as_json:
+        typer.echo(json.dumps({"device": info["device"], "ceilings": peaks, "source": source}, indent=2))
+        return
+    sheet = DATASHEET.get(info["hardware_key"], {})
+    rows = []
+    for key, value in peaks.items():
+        unit = "GB/s" if key.endswith("gbps") else "TFLOP/s"
+        name = key.replace("_gbps", "").replace("_tflops", "").replace("matmul_", "matmul ")
+        spec = sheet.get(key)
+        rows.append([name, f"{value:.0f} {unit}", f"{spec:g} {unit}" if spec else "-",
+                     f"{100 * value / spec:.0f}%" if spec else "-"])
+    typer.echo(f"{info['device']} ({source})")
+    typer.echo(tabulate(rows, headers=["ceiling", "measured", "datasheet (dense)", "measured/datasheet"]))
 
 
 @hw_app.command("info")

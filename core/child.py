@@ -2,6 +2,8 @@
 
     python -m core.child SPEC.json RESULT.json     # a pair; SPEC written by core.runner
     python -m core.child --probe RESULT.json       # fingerprint + same-run ceilings
+    python -m core.child --profile-minimal SPEC.json OUT.json   # traces (core.profiling)
+    python -m core.child --profile-side SPEC.json SIDE          # one iteration, for ncu/nsys
 
 The parent only reads RESULT.json; a crash, hang or CUDA error here costs this pair only.
 Steps: load every side → check requirements → run every side on seed s+1, then on seed s
@@ -320,22 +322,79 @@ def _workload(bench: object) -> dict[str, Any]:
             "units": w.units, "unit_name": w.unit_name, "bound": w.bound}
 
 
+def _profiled_sides(spec: dict[str, Any]) -> dict[str, object]:
+    sides = {"baseline": load_benchmark(Path(spec["baseline"]))}
+    sides.update({e["name"]: load_benchmark(Path(e["path"])) for e in spec["examples"]})
+    return sides
+
+
+def _prepare(name: str, bench: object, seed: int, device: str) -> None:
+    """setup and warm-up of one side, each inside its own NVTX range."""
+    from core.profiling import nvtx_range, range_name
+
+    with nvtx_range(range_name(name, "setup")):
+        bench.setup(BenchContext(seed=seed, device=device))
+    with nvtx_range(range_name(name, "warmup")):
+        for _ in range(2):
+            bench.run()
+        _sync(device)
+
+
+def profile_minimal(spec: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+    """One torch.profiler trace per side (NVTX-annotated), with its top kernels."""
+    import torch
+
+    from core.profiling import trace
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    report = {}
+    for name, bench in _profiled_sides(spec).items():
+        _prepare(name, bench, int(spec.get("seed", 0)), device)
+        path = out_dir / f"{name}.trace.json"
+        report[name] = {"trace": str(path), "top": trace(bench.run, path, name, device)}
+    return report
+
+
+def profile_side(spec: dict[str, Any], side: str) -> None:
+    """One timed iteration of one side inside its NVTX range, for ncu/nsys to capture."""
+    import torch
+
+    from core.profiling import nvtx_range, range_name
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    bench = _profiled_sides(spec)[side]
+    _prepare(side, bench, int(spec.get("seed", 0)), device)
+    with nvtx_range(range_name(side, "timed")):
+        bench.run()
+    _sync(device)
+
+
 def probe() -> dict[str, Any]:
     import torch
 
-    from core.hardware import fingerprint, measure_ceilings
+    from core.hardware import cached_peaks, fingerprint, measure_ceilings
 
     info: dict[str, Any] = {"fingerprint": fingerprint(), "ceilings": {}}
     if torch.cuda.is_available():
         info["capability"] = list(torch.cuda.get_device_capability())
-        info["ceilings"] = measure_ceilings()
+        measured = measure_ceilings()
+        # `hw peak` measures more precisions (fp16, fp8); use those it cached for this device.
+        cached = (cached_peaks(info["fingerprint"]) or {}).get("ceilings", {})
+        info["ceilings"] = {**cached, **measured}
+        info["ceilings_from_hw_peak"] = sorted(set(cached) - set(measured))
     return info
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--profile-side"]:
+        profile_side(json.loads(Path(argv[1]).read_text()), argv[2])
+        return 0
     if argv[:1] == ["--probe"]:
         out = Path(argv[1])
         payload = probe()
+    elif argv[:1] == ["--profile-minimal"]:
+        out = Path(argv[2])
+        payload = profile_minimal(json.loads(Path(argv[1]).read_text()), out.parent)
     else:
         spec = json.loads(Path(argv[0]).read_text())
         out = Path(argv[1])

@@ -1,10 +1,13 @@
 """What machine this is: the device fingerprint, the hardware key, the measured ceilings."""
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
 import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from core import REPO_ROOT
@@ -127,8 +130,9 @@ def fingerprint() -> dict[str, Any]:
     return info
 
 
-def measure_ceilings(device: str = "cuda") -> dict[str, float]:
-    """Quick same-run ceilings: torch copy bandwidth and matmul TFLOP/s (bf16, tf32, fp32).
+def measure_ceilings(device: str = "cuda", full: bool = False) -> dict[str, float]:
+    """Same-run ceilings: torch copy bandwidth and matmul TFLOP/s (bf16, tf32, fp32; with
+    `full`, also fp16 and fp8 where the GPU has it).
 
     Copy: 1 GiB device-to-device, counting bytes read + written. Matmul: 8192³ on random
     data (zeros run faster and would flatter the ceiling).
@@ -138,29 +142,81 @@ def measure_ceilings(device: str = "cuda") -> dict[str, float]:
     from core.stats import summarize
     from core.timing import measure_cuda, warm_up
 
+    def median_ms(fn: object, samples: int) -> float:
+        warm_up(fn, measure_cuda)
+        return summarize(measure_cuda(fn, samples).samples_ms).median
+
     ceilings: dict[str, float] = {}
     src = torch.randn(2**28, device=device)  # 1 GiB of fp32
     dst = torch.empty_like(src)
-    copy = lambda: dst.copy_(src)  # noqa: E731
-    warm_up(copy, measure_cuda)
-    ms = summarize(measure_cuda(copy, 20).samples_ms).median
-    ceilings["copy_gbps"] = 2 * src.numel() * 4 / ms / 1e6
+    ceilings["copy_gbps"] = 2 * src.numel() * 4 / median_ms(lambda: dst.copy_(src), 20) / 1e6
     del src, dst
     n = 8192
+    kinds = [("bf16", torch.bfloat16, False), ("tf32", torch.float32, True),
+             ("fp32", torch.float32, False)]
+    if full:
+        kinds.insert(1, ("fp16", torch.float16, False))
     previous_tf32 = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
     try:
-        for label, dtype, tf32 in (("bf16", torch.bfloat16, False), ("tf32", torch.float32, True),
-                                   ("fp32", torch.float32, False)):
+        for label, dtype, tf32 in kinds:
             torch.backends.cuda.matmul.allow_tf32 = tf32
             a = torch.randn(n, n, device=device, dtype=dtype)
             b = torch.randn(n, n, device=device, dtype=dtype)
-            mm = lambda: torch.mm(a, b)  # noqa: E731
-            warm_up(mm, measure_cuda)
-            ms = summarize(measure_cuda(mm, 10).samples_ms).median
-            ceilings[f"matmul_{label}_tflops"] = 2 * n**3 / ms / 1e9
+            ceilings[f"matmul_{label}_tflops"] = 2 * n**3 / median_ms(lambda: torch.mm(a, b), 10) / 1e9
             del a, b
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous_tf32
+    if full and torch.cuda.get_device_capability(device) >= (8, 9):
+        # fp8 e4m3 through cuBLASLt; B must be column-major, scales are per-tensor fp32.
+        a = torch.randn(n, n, device=device).to(torch.float8_e4m3fn)
+        b = torch.randn(n, n, device=device).to(torch.float8_e4m3fn).t()
+        one = torch.ones((), device=device)
+        fp8 = lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16)  # noqa: E731
+        ceilings["matmul_fp8_tflops"] = 2 * n**3 / median_ms(fp8, 10) / 1e9
+        del a, b
     torch.cuda.empty_cache()
     return ceilings
+
+
+# Vendor datasheet figures (dense, SXM parts): HBM bandwidth in GB/s and TFLOP/s. Leads for
+# comparison only; every %-of-ceiling figure uses measured ceilings.
+DATASHEET: dict[str, dict[str, float]] = {
+    "h100": {"copy_gbps": 3350, "matmul_fp32_tflops": 67, "matmul_tf32_tflops": 495,
+             "matmul_bf16_tflops": 989, "matmul_fp16_tflops": 989, "matmul_fp8_tflops": 1979},
+    "h200": {"copy_gbps": 4800, "matmul_fp32_tflops": 67, "matmul_tf32_tflops": 495,
+             "matmul_bf16_tflops": 989, "matmul_fp16_tflops": 989, "matmul_fp8_tflops": 1979},
+    "a100": {"copy_gbps": 2039, "matmul_fp32_tflops": 19.5, "matmul_tf32_tflops": 156,
+             "matmul_bf16_tflops": 312, "matmul_fp16_tflops": 312},
+}
+
+
+def _cache_file() -> Path:
+    base = os.environ.get("AISP_CACHE_DIR") or Path.home() / ".cache" / "aisp"
+    return Path(base) / "peaks.json"
+
+
+def device_id(info: dict[str, Any]) -> str:
+    """What a cached ceiling belongs to: the device, its bus slot, driver and torch."""
+    return "|".join(str(info.get(k)) for k in ("device", "pci_bus_id", "driver", "torch"))
+
+
+def cached_peaks(info: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        return json.loads(_cache_file().read_text()).get(device_id(info))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def store_peaks(info: dict[str, Any], peaks: dict[str, float]) -> Path:
+    path = _cache_file()
+    try:
+        cache = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        cache = {}
+    cache[device_id(info)] = {"ceilings": peaks, "measured": datetime.now(timezone.utc)
+                              .strftime("%Y-%m-%dT%H:%M:%SZ")}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(cache, indent=2, sort_keys=True))
+    tmp.replace(path)
+    return path

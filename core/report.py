@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
@@ -102,3 +103,89 @@ def render(result: dict[str, Any], fmt: str = "table") -> str:
         parts += ["", "updated: " + ", ".join(result["expectation_updates"])]
     parts += ["", f"results: {result['run_dir']}/results.json"]
     return "\n".join(parts)
+
+
+def _profile_lines(pairs: list[dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for pair in pairs:
+        profile = pair.get("profile")
+        if not profile:
+            continue
+        lines += ["", f"### {pair['pair']} ({profile['mode']})", ""]
+        if profile.get("status") == "skipped":
+            lines.append(f"skipped: {profile['reason']}")
+            continue
+        if profile.get("minimal_error"):
+            lines += ["torch.profiler run failed:", "```", profile["minimal_error"], "```"]
+        for side, info in profile.get("sides", {}).items():
+            lines += [f"**{side}**: trace `{info['trace']}`", ""]
+            top = [[e["name"][:70], f"{e['calls_per_run']:g}", f"{e['us_per_run']:.1f}"]
+                   for e in info["top"]]
+            lines += [tabulate(top, headers=["kernel / op", "calls per run", "µs per run"],
+                               tablefmt="github", disable_numparse=True), ""]
+        for tool in ("ncu", "nsys"):
+            entry = profile.get(tool)
+            if not entry:
+                continue
+            if entry["status"] == "skipped":
+                lines.append(f"{tool}: skipped ({entry['reason']})")
+                continue
+            for side, info in entry["sides"].items():
+                lines.append(f"{tool} **{side}**: `{info['report']}`")
+                if info.get("error"):
+                    lines += ["```", info["error"], "```"]
+                kernels = [[k["kernel"][:60], _fmt(k.get("duration_us"), ".1f"),
+                            _fmt(k.get("dram_pct"), ".0f"), _fmt(k.get("sm_pct"), ".0f"),
+                            _fmt(k.get("achieved_occupancy_pct"), ".0f")]
+                           for k in info.get("kernels", [])]
+                if kernels:
+                    lines += ["", tabulate(kernels, headers=["kernel", "µs", "DRAM %", "SM %",
+                                                             "occupancy %"], tablefmt="github", disable_numparse=True), ""]
+    return lines
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def summary_markdown(result: dict[str, Any], charts: list[str] | None = None) -> str:
+    """summary.md: environment, ceilings, the table, failures and notes, profiles."""
+    rows = [ex for pair in result["pairs"] for ex in pair["examples"]]
+    fp = result["fingerprint"]
+    env_keys = ("device", "hardware_key", "compute_capability", "sm_count", "memory_gib",
+                "l2_mib", "driver", "cuda_runtime", "torch", "nvcc", "git_commit", "host")
+    lines = [f"# aisp run {Path(result['run_dir']).name}", ""]
+    if result.get("interrupted"):
+        lines += ["**Interrupted**: the pairs below finished before Ctrl-C.", ""]
+    lines += ["## Environment", "",
+              tabulate([[k, fp.get(k)] for k in env_keys if fp.get(k) is not None],
+                       tablefmt="github", headers=["", ""]), ""]
+    if result.get("ceilings"):
+        lines += ["## Ceilings measured in this run", "",
+                  tabulate([[k, f"{v:.1f}"] for k, v in result["ceilings"].items()],
+                           headers=["ceiling", "value"], tablefmt="github", disable_numparse=True), ""]
+    lines += ["## Results", "", table(rows, "github"), ""]
+    extra = notes(rows) + throttle_notes(result["pairs"])
+    if extra:
+        lines += ["## Failures and notes", "", *[f"- {line}" for line in extra], ""]
+    profile = _profile_lines(result["pairs"])
+    if profile:
+        lines += ["## Profiles", *profile, ""]
+    if charts:
+        lines += ["## Charts", "", *[f"![{name}]({name})" for name in charts], ""]
+    lines += ["Raw samples, fingerprint and profiles: `results.json`.", ""]
+    return "\n".join(lines)
+
+
+def write_reports(result: dict[str, Any], run_dir: Path) -> list[Path]:
+    """summary.md and the charts next to results.json; a chart that fails is skipped."""
+    from core import plots
+
+    run_dir = Path(run_dir)
+    rows = [ex for pair in result["pairs"] for ex in pair["examples"]]
+    charts = [chart for chart in (
+        plots.speedups(rows, run_dir / "speedups.png"),
+        plots.roofline(rows, result.get("ceilings", {}), run_dir / "roofline.png")) if chart]
+    summary = run_dir / "summary.md"
+    summary.write_text(summary_markdown(result, [c.name for c in charts]))
+    return [summary, *charts]

@@ -22,6 +22,7 @@ from core import REPO_ROOT
 from core import expectations as expect
 from core.discovery import Example, Pair
 from core.metrics import rates
+from core.report import write_reports
 
 
 @dataclass
@@ -34,6 +35,9 @@ class RunOptions:
     strict: bool = False
     output_dir: Path = REPO_ROOT / "artifacts" / "runs"
     resume: Path | None = None  # an earlier run directory: its finished pairs are kept
+    profile: str = "none"  # none | minimal | deep (core.profiling)
+    ncu_replay_mode: str = "kernel"
+    ncu_clock_control: str = "none"
 
 
 @dataclass
@@ -64,6 +68,11 @@ class RunResult:
                 "expectation_updates": self.expectation_updates, "pairs": self.pairs}
 
 
+def child_env(root: Path = REPO_ROOT) -> dict[str, str]:
+    path = os.pathsep.join(filter(None, [str(root), str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
+
+
 def _child(args: list[str], timeout_s: float, log: Path,
            root: Path = REPO_ROOT) -> tuple[int | None, str]:
     """Run `python -m core.child ARGS`; returns (exit code or None on timeout, output tail).
@@ -71,11 +80,9 @@ def _child(args: list[str], timeout_s: float, log: Path,
     `root` (the folder holding the chapter packages) goes first on the child's PYTHONPATH,
     so pair files import as `chNN.<file>` from wherever the chapters live (tests use a tmp dir).
     """
-    path = os.pathsep.join(filter(None, [str(root), str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
     with open(log, "w") as handle:
         proc = subprocess.Popen([sys.executable, "-m", "core.child", *args], cwd=REPO_ROOT,
-                                env=env, stdout=handle, stderr=subprocess.STDOUT)
+                                env=child_env(root), stdout=handle, stderr=subprocess.STDOUT)
         try:
             code: int | None = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -140,15 +147,22 @@ def pair_timeout(pair: Pair, default: float) -> float:
     return default
 
 
-def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: Path) -> dict[str, Any]:
-    spec = {
+def _spec(pair: Pair, examples: list[Example], options: RunOptions) -> dict[str, Any]:
+    return {
         "pair": pair.id, "baseline": str(pair.baseline), "seed": options.seed,
         "iterations": options.iterations, "warmup": options.warmup,
         "examples": [{"name": e.name, "id": e.id, "path": str(e.optimized)} for e in examples],
     }
-    safe = pair.id.replace(":", "__")
+
+
+def _safe(pair: Pair) -> str:
+    return pair.id.replace(":", "__")
+
+
+def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: Path) -> dict[str, Any]:
+    safe = _safe(pair)
     spec_path, out_path = run_dir / "logs" / f"{safe}.spec.json", run_dir / "logs" / f"{safe}.result.json"
-    spec_path.write_text(json.dumps(spec, indent=2))
+    spec_path.write_text(json.dumps(_spec(pair, examples, options), indent=2))
     started = time.perf_counter()
     timeout_s = pair_timeout(pair, options.timeout_s)
     code, tail = _child([str(spec_path), str(out_path)], timeout_s,
@@ -165,6 +179,60 @@ def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: 
             "duration_s": round(time.perf_counter() - started, 3),
             "examples": [{"name": e.name, "id": e.id, "file": f"{e.chapter}/{e.optimized.name}",
                           "status": "failed", "reason": reason} for e in examples]}
+
+
+def profile_pair(pair: Pair, examples: list[Example], pair_result: dict[str, Any],
+                 options: RunOptions, run_dir: Path) -> dict[str, Any]:
+    """Profiling runs of the verified sides, after (and apart from) the timing run."""
+    from core import profiling
+
+    verified = {ex["name"] for ex in pair_result["examples"] if ex["status"] == "ok"}
+    examples = [e for e in examples if e.name in verified]
+    if not examples:
+        return {"mode": options.profile, "status": "skipped", "reason": "no verified variant"}
+    out_dir = run_dir / "profiles" / _safe(pair)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    spec_path = out_dir / "spec.json"
+    spec_path.write_text(json.dumps(_spec(pair, examples, options), indent=2))
+    root = pair.baseline.parent.parent
+    report: dict[str, Any] = {"mode": options.profile, "dir": str(out_dir)}
+    code, tail = _child(["--profile-minimal", str(spec_path), str(out_dir / "minimal.json")],
+                        options.timeout_s, out_dir / "minimal.log", root)
+    if code == 0:
+        report["sides"] = json.loads((out_dir / "minimal.json").read_text())
+    else:
+        report["minimal_error"] = tail[-1500:]
+    if options.profile != "deep":
+        return report
+    sides = ["baseline", *(e.name for e in examples)]
+    for tool in ("ncu", "nsys"):
+        path = profiling.which(tool)
+        if path is None:
+            report[tool] = {"status": "skipped", "reason": f"{tool} not found on PATH or in the CUDA toolkit"}
+            continue
+        report[tool] = {"status": "ok", "sides": {}}
+        for side in sides:
+            child_args = ["--profile-side", str(spec_path), side]
+            rep = out_dir / f"{side}.{'ncu-rep' if tool == 'ncu' else 'nsys-rep'}"
+            if tool == "ncu":
+                command = profiling.ncu_command(rep, side, child_args, ncu=path,
+                                                replay_mode=options.ncu_replay_mode,
+                                                clock_control=options.ncu_clock_control)
+            else:
+                command = profiling.nsys_command(rep.with_suffix(""), child_args, nsys=path)
+            code, tail = profiling.run_tool(command, options.timeout_s, out_dir / f"{side}.{tool}.log",
+                                            child_env(root), REPO_ROOT)
+            entry: dict[str, Any] = {"report": str(rep), "exit_code": code}
+            if code != 0 or not rep.exists():
+                entry["error"] = tail[-1500:]
+            elif tool == "ncu":
+                _, csv_text = profiling.run_tool(profiling.ncu_summary_command(rep, path),
+                                                 options.timeout_s, out_dir / f"{side}.ncu.csv",
+                                                 child_env(root), REPO_ROOT)
+                entry["kernels"] = profiling.parse_ncu_csv(
+                    (out_dir / f"{side}.ncu.csv").read_text())
+            report[tool]["sides"][side] = entry
+    return report
 
 
 def annotate(result: dict[str, Any], pair: Pair, ceilings: dict[str, float],
@@ -233,6 +301,9 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
             progress(f"[{index}/{len(selection)}] {pair.id} ...")
             pair_result = run_pair(pair, examples, options, run_dir)
             annotate(pair_result, pair, ceilings, stored[pair.chapter])
+            if options.profile != "none" and pair_result.get("status") == "ok":
+                progress(f"      profiling ({options.profile}) ...")
+                pair_result["profile"] = profile_pair(pair, examples, pair_result, options, run_dir)
             result.pairs.append(pair_result)
             with open(stream, "a") as handle:
                 handle.write(json.dumps(pair_result) + "\n")
@@ -244,6 +315,7 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     if options.update_expectations and not result.interrupted:
         write_expectations(result, selection, key)
     (run_dir / "results.json").write_text(json.dumps(result.to_dict(), indent=2))
+    write_reports(result.to_dict(), run_dir)
     return result
 
 

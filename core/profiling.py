@@ -1,0 +1,161 @@
+"""Profiling runs, kept apart from timing runs (a profiler changes what it measures).
+
+    minimal: NVTX ranges (aisp_<side>_setup / _warmup / _timed) and one torch.profiler
+             Chrome trace per side, plus its top kernels.
+    deep:    minimal, then Nsight Compute on one timed iteration of each side (filtered to
+             the side's `aisp_<side>_timed` NVTX range) with a short per-kernel summary;
+             Nsight Systems likewise where `nsys` exists. A missing tool is a SKIP, not a crash.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+PROFILE_MODES = ("none", "minimal", "deep")
+TRACE_CALLS = 3  # timed iterations recorded per side in a torch.profiler trace
+NCU_SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "MemoryWorkloadAnalysis")
+# Per-kernel summary: duration, DRAM and SM throughput (% of peak), achieved occupancy.
+NCU_METRICS = {
+    "gpu__time_duration.sum": "duration",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_pct",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm_pct",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved_occupancy_pct",
+}
+
+
+def range_name(side: str, phase: str) -> str:
+    """NVTX range of one phase of one side; plain characters so ncu filters match it."""
+    return f"aisp_{side}_{phase}"
+
+
+@contextlib.contextmanager
+def nvtx_range(name: str) -> Iterator[None]:
+    """An NVTX push/pop range (no-op where the nvtx package is missing)."""
+    try:
+        import nvtx
+    except ImportError:
+        yield
+        return
+    with nvtx.annotate(message=name, color="green"):
+        yield
+
+
+def trace(fn: Callable[[], Any], path: Path, side: str, device: str) -> list[dict[str, Any]]:
+    """Record TRACE_CALLS calls of `fn` with torch.profiler; write a Chrome trace; return the
+    top kernels (GPU) or operators (CPU) by total time."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=activities) as prof:
+        for _ in range(TRACE_CALLS):
+            with nvtx_range(range_name(side, "timed")):
+                fn()
+        if device == "cuda":
+            torch.cuda.synchronize()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    prof.export_chrome_trace(str(path))
+    return top_events(prof.events(), device)
+
+
+def top_events(events: Any, device: str, limit: int = 10) -> list[dict[str, Any]]:
+    """Aggregate profiler events by name: GPU kernels on CUDA, CPU operators otherwise."""
+    import torch
+
+    totals: dict[str, dict[str, Any]] = {}
+    for event in events:
+        on_gpu = event.device_type == torch.autograd.DeviceType.CUDA
+        if on_gpu != (device == "cuda"):
+            continue
+        if not on_gpu and getattr(event, "cpu_parent", None) is not None:
+            continue  # only top-level CPU ops, so times are not counted twice
+        entry = totals.setdefault(event.name, {"name": event.name, "calls": 0, "total_us": 0.0})
+        entry["calls"] += 1
+        entry["total_us"] += event.time_range.elapsed_us()
+    ranked = sorted(totals.values(), key=lambda e: e["total_us"], reverse=True)[:limit]
+    for entry in ranked:
+        entry["calls_per_run"] = entry["calls"] / TRACE_CALLS
+        entry["us_per_run"] = entry["total_us"] / TRACE_CALLS
+    return ranked
+
+
+def ncu_command(rep: Path, side: str, child_args: list[str], *, ncu: str = "ncu",
+                replay_mode: str = "kernel", clock_control: str = "none") -> list[str]:
+    """Nsight Compute on the kernels inside the side's timed NVTX range only.
+
+    `--clock-control none` keeps the GPU's own clocks, so durations are comparable with the
+    harness's timings (ncu's default `base` lengthened kernels by ~20% on an H100)."""
+    command = [ncu, "--nvtx", "--nvtx-include", f"{range_name(side, 'timed')}/",
+               "--replay-mode", replay_mode, "--clock-control", clock_control]
+    for section in NCU_SECTIONS:
+        command += ["--section", section]
+    return command + ["--export", str(rep), "--force-overwrite",
+                      sys.executable, "-m", "core.child", *child_args]
+
+
+def ncu_summary_command(rep: Path, ncu: str = "ncu") -> list[str]:
+    return [ncu, "--import", str(rep), "--csv", "--page", "raw",
+            "--metrics", ",".join(NCU_METRICS)]
+
+
+def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
+    """Rows of `ncu --csv --page raw`: a header row, a units row, then one row per kernel."""
+    rows = list(csv.reader(io.StringIO(text.strip())))
+    rows = [r for r in rows if r and not r[0].startswith("==")]  # drop ncu's log lines
+    if len(rows) < 2:
+        return []
+    header, units, data = rows[0], rows[1], rows[2:]
+    kernels = []
+    for row in data:
+        record = dict(zip(header, row))
+        kernel: dict[str, Any] = {"kernel": record.get("Kernel Name", "?")}
+        for metric, key in NCU_METRICS.items():
+            raw = record.get(metric, "").replace(",", "")
+            try:
+                value = float(raw)
+            except ValueError:
+                continue
+            if key == "duration":
+                unit = units[header.index(metric)] if metric in header else "ns"
+                scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0,
+                         "msecond": 1e3, "ms": 1e3}.get(unit, 1e-3)
+                kernel["duration_us"] = value * scale
+            else:
+                kernel[key] = value
+        kernels.append(kernel)
+    return kernels
+
+
+def nsys_command(rep: Path, child_args: list[str], nsys: str = "nsys") -> list[str]:
+    return [nsys, "profile", "--trace", "cuda,nvtx", "--force-overwrite", "true",
+            "--output", str(rep), sys.executable, "-m", "core.child", *child_args]
+
+
+def run_tool(command: list[str], timeout_s: float, log: Path, env: dict[str, str],
+             cwd: Path) -> tuple[int | None, str]:
+    """Run a profiler command; returns (exit code or None on timeout, output tail)."""
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
+                              env=env, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {timeout_s:g} s"
+    output = proc.stdout + proc.stderr
+    log.write_text(output)
+    return proc.returncode, output[-2000:]
+
+
+def which(tool: str) -> str | None:
+    """The tool's path, also where the CUDA toolkit's bin is not on PATH."""
+    found = shutil.which(tool)
+    if found:
+        return found
+    for base in (Path("/usr/local/cuda/bin"), *sorted(Path("/opt/nvidia").glob("nsight-*/*"))):
+        if (base / tool).exists():
+            return str(base / tool)
+    return None
