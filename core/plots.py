@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")  # files only; no display needed (CI, GPU servers)
 import matplotlib.pyplot as plt  # noqa: E402
@@ -39,6 +40,9 @@ def speedups(rows: list[dict[str, Any]], path: Path) -> Path | None:
             ax.plot([stored, stored], [y - 0.4, y + 0.4], color="black", linewidth=1.5)
     ax.axvline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: f"{v:g}x" if v in (2, 3, 5, 20, 30, 50) else ""))
     ax.set_xlabel("speedup (baseline median / optimized median); black tick: stored expectation")
     ax.set_title("Speedup per pair (95% interval)")
     fig.tight_layout()

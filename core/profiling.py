@@ -24,6 +24,7 @@ NCU_SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "MemoryWorkloadAnaly
 NCU_METRICS = {
     "gpu__time_duration.sum": "duration",
     "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_pct",
+    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": "dram_pct",  # Hopper's name
     "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm_pct",
     "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved_occupancy_pct",
 }
@@ -120,7 +121,7 @@ def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
             try:
                 value = float(raw)
             except ValueError:
-                continue
+                continue  # n/a, or a metric this GPU names differently
             if key == "duration":
                 unit = units[header.index(metric)] if metric in header else "ns"
                 scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0,
