@@ -1,0 +1,19 @@
+"""Q·Kᵀ tiles with K staged as a plain [32][32] shared array: column reads are 32-way conflicts."""
+import torch
+
+from ch06._bank_conflicts_common import TILES, ScoresBench
+
+
+class PlainTileScores(ScoresBench):
+    def run(self) -> torch.Tensor:
+        self.lib.launch_scores_plain(self.q, self.k, self.s, TILES)
+        return self.s
+
+
+def get_benchmark() -> PlainTileScores:
+    return PlainTileScores()
+
+
+if __name__ == "__main__":
+    from core.single import main
+    main(get_benchmark)

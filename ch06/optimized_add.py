@@ -1,0 +1,21 @@
+"""One thread per element: ~4000 blocks of 256 threads spread the same loop over the GPU."""
+import torch
+
+from ch06._add_common import N, AddBench
+
+
+class PerThreadAdd(AddBench):
+    teaching = True  # its other half: the speedup over one thread is the lesson, not a result
+
+    def run(self) -> torch.Tensor:
+        self.lib.launch_add_per_thread(self.a, self.b, self.c, N)
+        return self.c
+
+
+def get_benchmark() -> PerThreadAdd:
+    return PerThreadAdd()
+
+
+if __name__ == "__main__":
+    from core.single import main
+    main(get_benchmark)

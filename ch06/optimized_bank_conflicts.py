@@ -1,0 +1,19 @@
+"""The same kernel with K staged as [32][33]: the padding column spreads a column over 32 banks."""
+import torch
+
+from ch06._bank_conflicts_common import TILES, ScoresBench
+
+
+class PaddedTileScores(ScoresBench):
+    def run(self) -> torch.Tensor:
+        self.lib.launch_scores_padded(self.q, self.k, self.s, TILES)
+        return self.s
+
+
+def get_benchmark() -> PaddedTileScores:
+    return PaddedTileScores()
+
+
+if __name__ == "__main__":
+    from core.single import main
+    main(get_benchmark)

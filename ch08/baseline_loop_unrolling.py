@@ -1,0 +1,23 @@
+"""Horner's rule one element at a time: a single chain of 127 dependent FFMAs per element.
+
+Each FFMA waits ~4 cycles for the one before, and the next element's load only starts after
+this one is stored; with 16 warps per SM the schedulers are idle most of the time.
+"""
+import torch
+
+from ch08._loop_unrolling_common import N, PolyBench
+
+
+class OneChain(PolyBench):
+    def run(self) -> torch.Tensor:
+        self.lib.launch_poly_one_chain(self.x, self.y, N, self.ctas)
+        return self.y
+
+
+def get_benchmark() -> OneChain:
+    return OneChain()
+
+
+if __name__ == "__main__":
+    from core.single import main
+    main(get_benchmark)

@@ -1,0 +1,23 @@
+"""The element loop unrolled by four (one float4) with the four Horner chains interleaved.
+
+Four independent FFMAs per step let one warp issue every cycle, and one load latency now
+covers four elements. Same FFMAs in the same order per element: bit-identical output.
+"""
+import torch
+
+from ch08._loop_unrolling_common import N, PolyBench
+
+
+class FourChains(PolyBench):
+    def run(self) -> torch.Tensor:
+        self.lib.launch_poly_four_chains(self.x, self.y, N, self.ctas)
+        return self.y
+
+
+def get_benchmark() -> FourChains:
+    return FourChains()
+
+
+if __name__ == "__main__":
+    from core.single import main
+    main(get_benchmark)

@@ -1,0 +1,27 @@
+"""Optimized: fp8 e4m3 GEMM with per-tensor scales (torch._scaled_mm, cuBLASLt).
+
+Hopper's fp8 tensor cores run at twice the bf16 rate and the operands are half the bytes.
+The scales are applied in the GEMM's epilogue, so the output is C ≈ A @ B in bf16.
+`use_fast_accum=False`: cuBLAS periodically promotes the tensor cores' partial sums into
+fp32 registers, because Hopper's fp8 MMA accumulates with fewer bits than fp32.
+Precision change declared: see _fp8_gemm_common.py for the tolerance and its derivation.
+"""
+from __future__ import annotations
+
+from ch09._fp8_gemm_common import ScaledMmBench
+from core.benchmark import Requirements
+
+
+class Fp8Gemm(ScaledMmBench):
+    requires = Requirements(min_compute_capability=(8, 9))  # fp8 tensor cores: Ada, Hopper+
+    fast_accum = False
+
+
+def get_benchmark() -> Fp8Gemm:
+    return Fp8Gemm()
+
+
+if __name__ == "__main__":
+    from core.single import main
+
+    main(get_benchmark)

@@ -1,0 +1,67 @@
+"""Inputs for the cluster_dsmem pair: Y = X · W, X 131072 x 32, W 32 x 512 (64 KB), fp32.
+
+Think of a rank-32 up-projection (the B matrix of a LoRA adapter) applied to 131072 tokens.
+Each CTA takes 8 rows: 1 KB of X in, 16 KB of Y out, 131K multiply-adds, and it needs all
+64 KB of W in shared memory. This is the regime the pair is about: a CTA's own slice is small
+next to the tile every CTA shares (as with the operand tiles that neighbouring GEMM CTAs
+share), so re-reading W dominates the traffic into the SMs: 16384 CTAs x 64 KB = 1 GiB from
+L2 for 272 MiB of X and Y. (Where a CTA can loop over many slices instead, keeping W resident
+in one persistent CTA amortizes it too; see the persistent pair.)
+
+The baseline has every CTA load W itself. The optimized variants launch clusters of 2
+(`cluster_dsmem`) or 4 (`cluster_dsmem_x4`) CTAs that split the load and read the rest from
+each other's shared memory, cutting L2 → SM traffic for W by 2x or 4x; which size wins
+depends on how the H100's SM-to-SM network compares with its L2 bandwidth.
+"""
+from __future__ import annotations
+
+import torch
+
+from core.benchmark import BenchContext, Requirements, Tolerance, Workload
+from core.cuda_pair import CudaPair
+
+ROWS, K, N = 1 << 17, 32, 512
+
+
+class SharedWeightsBench(CudaPair):
+    source = "cluster_dsmem.cu"
+    requires = Requirements(nvcc=True, min_compute_capability=(9, 0))  # thread-block clusters
+    # Same W in shared memory, same tile function: bit-identical outputs.
+    tolerance = Tolerance(rtol=0.0, atol=0.0)
+
+    def make_inputs(self) -> None:
+        self.x = self.randn(ROWS, K)
+        self.w = self.randn(K, N) / K ** 0.5
+        self.y = torch.full((ROWS, N), float("nan"), device=self.device)
+
+    def setup(self, ctx: BenchContext) -> None:
+        super().setup(ctx)
+        if not getattr(self, "_checked", False):
+            # Both sides share the tile math; check it (and the W each CTA assembled) once
+            # against torch, so a bug in the shared part cannot pass as "they agree".
+            self.run()
+            expected = (self.x.double() @ self.w.double()).float()
+            torch.testing.assert_close(self.y, expected, rtol=1e-4, atol=1e-4,
+                                       msg=lambda m: f"{self.source} disagrees with torch: {m}")
+            self.y.fill_(float("nan"))  # run() must write Y itself
+            self._checked = True
+
+    def run(self) -> torch.Tensor:
+        self.launch()
+        return self.y
+
+    def launch(self) -> None:
+        raise NotImplementedError
+
+    def workload(self) -> Workload:
+        return Workload(bytes=4 * (ROWS * K + K * N + ROWS * N), flops=2 * ROWS * K * N,
+                        flops_dtype="fp32")
+
+
+class ClusterWeights(SharedWeightsBench):
+    """Clusters of `cluster_size` CTAs share W through distributed shared memory."""
+
+    cluster_size = 2
+
+    def launch(self) -> None:
+        self.lib.launch_project_weights_cluster(self.x, self.w, self.y, ROWS, self.cluster_size)

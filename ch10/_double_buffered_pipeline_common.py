@@ -1,0 +1,54 @@
+"""Inputs for the double_buffered_pipeline pair: Y = X · W, X 1M x 64 fp32 (256 MiB), W 64 x 64.
+
+A token projection computed in 64-row tiles (16 KB of X, 64x64x64 multiply-adds per tile): the
+bytes and the FMAs per tile are about balanced on an H100, which is where overlapping them
+pays most. Both kernels run a persistent grid of one CTA per SM, the shape of Hopper GEMM and
+attention kernels whose CTA owns the SM's shared memory and registers: nothing else on the SM
+hides a tile's DRAM latency, and what the CTA does while its next tile is on the way decides
+the speed. (With several small CTAs per SM the warp scheduler overlaps one CTA's loads with
+another's math and double buffering buys little: ch07's async_prefetch measured 1.47x at one
+CTA per SM, 1.17x at two, 0.96x at four. CTAS_PER_SM below changes the regime.)
+"""
+from __future__ import annotations
+
+import torch
+
+from core.benchmark import BenchContext, Requirements, Tolerance, Workload
+from core.cuda_pair import CudaPair
+
+ROWS, D, CTAS_PER_SM = 1 << 20, 64, 1
+
+
+class ProjectionBench(CudaPair):
+    source = "double_buffered_pipeline.cu"
+    requires = Requirements(nvcc=True, min_compute_capability=(8, 0))  # cp.async
+    # Both kernels call the same tile function: same fmaf chain per output, bit-identical.
+    tolerance = Tolerance(rtol=0.0, atol=0.0)
+
+    def make_inputs(self) -> None:
+        self.x = self.randn(ROWS, D)
+        self.w = self.randn(D, D) / D ** 0.5
+        self.y = torch.full_like(self.x, float("nan"))
+        self.ctas = CTAS_PER_SM * self.sm_count()
+
+    def setup(self, ctx: BenchContext) -> None:
+        super().setup(ctx)
+        if not getattr(self, "_checked", False):
+            # The pair compares two kernels that share their tile math; check that once
+            # against torch, so a bug in the shared part cannot pass as "they agree".
+            self.run()
+            expected = (self.x.double() @ self.w.double()).float()
+            torch.testing.assert_close(self.y, expected, rtol=1e-4, atol=1e-4,
+                                       msg=lambda m: f"{self.source} disagrees with torch: {m}")
+            self.y.fill_(float("nan"))  # run() must write Y itself
+            self._checked = True
+
+    def run(self) -> torch.Tensor:
+        self.launch()
+        return self.y
+
+    def launch(self) -> None:
+        raise NotImplementedError
+
+    def workload(self) -> Workload:
+        return Workload(bytes=4 * (2 * ROWS * D + D * D), flops=2 * ROWS * D * D, flops_dtype="fp32")

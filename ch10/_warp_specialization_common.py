@@ -1,0 +1,57 @@
+"""Inputs for the warp_specialization pair: a 7x7 filter over a 262144 x 256 fp32 image.
+
+The input has 6 extra rows (262150 x 256, 256 MiB) so every output row sees 7 real input rows;
+columns wrap around. Tiles are 32 output rows (38 input rows, 38 KB): per tile 32 KB of new
+input, 32 KB of output and 32·256·49 multiply-adds, about balanced on an H100. Both kernels
+run a persistent grid of one CTA per SM (the regime of kernels whose CTA owns the SM; see
+_double_buffered_pipeline_common.py and ch07's README for why that is where the pipeline
+matters; CTAS_PER_SM changes it).
+"""
+from __future__ import annotations
+
+import torch
+
+from core.benchmark import BenchContext, Requirements, Tolerance, Workload
+from core.cuda_pair import CudaPair
+
+OUT_ROWS, COLS, TAPS, CTAS_PER_SM = 1 << 18, 256, 7, 1
+IN_ROWS = OUT_ROWS + TAPS - 1
+
+
+class StencilBench(CudaPair):
+    source = "warp_specialization.cu"
+    requires = Requirements(nvcc=True, min_compute_capability=(9, 0))  # TMA bulk copies
+    # Same filter_tile() in both kernels: same fmaf chain per output, bit-identical.
+    tolerance = Tolerance(rtol=0.0, atol=0.0)
+
+    def make_inputs(self) -> None:
+        self.x = self.randn(IN_ROWS, COLS)
+        self.taps = self.randn(TAPS, TAPS) / TAPS
+        self.y = torch.full((OUT_ROWS, COLS), float("nan"), device=self.device)
+        self.ctas = CTAS_PER_SM * self.sm_count()
+
+    def setup(self, ctx: BenchContext) -> None:
+        super().setup(ctx)
+        if not getattr(self, "_checked", False):
+            # Both kernels share filter_tile(); check it once against a float64 torch reference.
+            self.run()
+            x, expected = self.x.double(), torch.zeros(OUT_ROWS, COLS, dtype=torch.float64,
+                                                       device=self.device)
+            for i in range(TAPS):
+                for j in range(TAPS):  # x[r + i][(c + j - 3) mod 256]
+                    expected += self.taps[i, j].double() * torch.roll(x[i:i + OUT_ROWS], 3 - j, dims=1)
+            torch.testing.assert_close(self.y.double(), expected, rtol=1e-4, atol=1e-4,
+                                       msg=lambda m: f"{self.source} disagrees with torch: {m}")
+            self.y.fill_(float("nan"))  # run() must write Y itself
+            self._checked = True
+
+    def run(self) -> torch.Tensor:
+        self.launch()
+        return self.y
+
+    def launch(self) -> None:
+        raise NotImplementedError
+
+    def workload(self) -> Workload:
+        return Workload(bytes=4 * (IN_ROWS + OUT_ROWS) * COLS + 4 * TAPS * TAPS,
+                        flops=2 * TAPS * TAPS * OUT_ROWS * COLS, flops_dtype="fp32")

@@ -1,0 +1,15 @@
+"""Clusters of 2 CTAs: each loads half of W and copies the other half from its peer (DSMEM)."""
+from ch10._cluster_dsmem_common import ClusterWeights
+
+
+class ClusterOfTwo(ClusterWeights):
+    cluster_size = 2
+
+
+def get_benchmark() -> ClusterOfTwo:
+    return ClusterOfTwo()
+
+
+if __name__ == "__main__":
+    from core.single import main
+    main(get_benchmark)
