@@ -1,26 +1,38 @@
-"""The benchmark contract: what a pair file's `get_benchmark()` must return.
+"""The benchmark contract (version 2): the harness owns each call's inputs.
 
 A pair is `baseline_<stem>.py` plus one or more `optimized_<stem>[_<variant>].py` in a
-chapter folder. Each file defines `get_benchmark()` returning an object with:
+chapter folder. Each file defines `get_benchmark()` returning a `Benchmark` with:
 
-    setup(ctx)  -> None     allocate inputs from ctx.seed on ctx.device (not timed)
-    run()       -> output   the measured work, once; returns tensor(s) to verify
-    workload()  -> Workload bytes / FLOPs / user units of one run()
+    setup(ctx)        weights, compiled kernels, workspaces, output buffers, graph capture;
+                      anything that does not depend on the data one call consumes (not timed)
+    make_inputs(seed) the per-call data (activations, a batch), built from `seed`; a stem's
+                      sides share one builder (the baseline's is the one the harness calls)
+    run(inputs)       the measured work on those inputs, once; returns tensor(s) to verify
+    workload()        bytes / FLOPs / user units of one run()
 
-and optionally `tolerance`, `requires`, `supports_cpu`, `timing_mode`, `teaching`,
-`seed_sensitive`, `mutates_inputs` and `teardown()`. `setup()` may be called several times
-on one object (the harness re-verifies on fresh seeds); each call replaces the inputs.
+and optionally `reference(inputs)` (a trusted answer, checked against the baseline with
+`reference_tolerance`, else `tolerance`), `tolerance`, `requires`, `supports_cpu`, `timing_mode`, `teaching`, `stateful`, `inplace`,
+`seed_sensitive` and `teardown()`. The harness sets `self.ctx` before it calls setup().
+
+Because the harness builds the inputs, it can refill them with fresh values between timed
+batches and check timed outputs against the baseline on the same values (core.child); an
+answer prepared in setup() or cached across calls fails there. Seeds are drawn by the
+harness at random and recorded in the result, so a failure can be replayed.
 
 A baseline file may set a module constant `TIMEOUT_S = <seconds>` to override the default
-per-pair timeout (for pairs known to need long). `Benchmark` below provides defaults for all of them;
-subclassing it is the easy way, but any object with the same attributes works.
+per-pair timeout (for pairs known to need long).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Literal
+
+if TYPE_CHECKING:  # torch is imported where it is used: the parent process stays light
+    import torch
 
 TimingMode = Literal["hot", "cold"]
+Inputs = Any
+"""A tensor, or a tuple/list/dict (nested) of tensors and plain constants."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +85,9 @@ class Requirements:
 
 @dataclass
 class BenchContext:
-    """Handed to `setup()`. `device` is a torch device string ("cuda" or "cpu")."""
+    """Handed to `setup()`. `device` is a torch device string ("cuda" or "cpu").
+
+    `seed` draws the weights (every side of a pair gets the same one, so equal weights)."""
 
     seed: int = 0
     device: str = "cuda"
@@ -84,36 +98,81 @@ class BenchContext:
         return self.device.startswith("cuda")
 
 
-@runtime_checkable
-class BenchmarkProtocol(Protocol):
-    def setup(self, ctx: BenchContext) -> None: ...
-    def run(self) -> Any: ...
-    def workload(self) -> Workload: ...
-
-
 class Benchmark:
-    """Convenience base class with the contract's defaults."""
+    """The contract's defaults plus the helpers pair files would otherwise retype."""
 
     tolerance: Tolerance | None = None  # None: default by output dtype (core.verify)
+    reference_tolerance: Tolerance | None = None  # baseline vs reference(); None: `tolerance`
     requires: Requirements = Requirements()
     supports_cpu: bool = False
     timing_mode: TimingMode = "hot"
     teaching: bool = False  # the book's deliberately naive example; kept out of headlines
     seed_sensitive: bool = True  # outputs must change with the input seed
-    mutates_inputs: bool = False  # run() may change its tensor attributes (e.g. a train step)
+    stateful: bool = False  # run() advances state (a training step): verified from fresh setups
+    inplace: bool = False  # run() writes its result into its inputs: each call gets a fresh copy
     description: str = ""
+    ctx: BenchContext = BenchContext()  # set by the harness before setup()
 
+    # --- the contract ---------------------------------------------------------------------
     def setup(self, ctx: BenchContext) -> None:
-        raise NotImplementedError
+        """Weights, kernels, workspaces; nothing the answer of one call depends on."""
 
-    def run(self) -> Any:
-        raise NotImplementedError
+    def make_inputs(self, seed: int) -> Inputs:
+        raise NotImplementedError(f"{type(self).__name__} defines no make_inputs(seed)")
+
+    def run(self, inputs: Inputs) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} defines no run(inputs)")
 
     def workload(self) -> Workload:
         return Workload()
 
+    def reference(self, inputs: Inputs) -> Any:
+        """A trusted answer for `inputs` (float64 or a library call), or None for none."""
+        return None
+
     def teardown(self) -> None:
         pass
+
+    # --- helpers --------------------------------------------------------------------------
+    @property
+    def device(self) -> str:
+        return self.ctx.device
+
+    def generator(self, seed: int) -> torch.Generator:
+        """A generator on this benchmark's device, seeded (for make_inputs and weights)."""
+        import torch
+
+        return torch.Generator(device=self.device).manual_seed(seed)
+
+    def randn(self, *shape: int, gen: torch.Generator, dtype: torch.dtype | None = None
+              ) -> torch.Tensor:
+        """Standard-normal values on this benchmark's device, drawn from `gen`."""
+        import torch
+
+        x = torch.randn(*shape, generator=gen, device=self.device)
+        return x if dtype is None else x.to(dtype)
+
+    @staticmethod
+    def nan_like(tensor: torch.Tensor) -> torch.Tensor:
+        """An output buffer whose unwritten elements fail verification (NaN is never 'close')."""
+        import torch
+
+        return torch.full_like(tensor, float("nan"))
+
+    def sm_count(self) -> int:
+        import torch
+
+        return torch.cuda.get_device_properties(self.device).multi_processor_count
+
+    @classmethod
+    def main(cls) -> None:
+        """`python chNN/<pair>.py`: time this benchmark alone (core.single).
+
+        A pair file ends with `get_benchmark = MyBench` and
+        `if __name__ == "__main__": MyBench.main()`."""
+        from core.single import main
+
+        main(cls)
 
 
 def option(bench: object, name: str, default: Any) -> Any:
@@ -121,18 +180,30 @@ def option(bench: object, name: str, default: Any) -> Any:
     return getattr(bench, name, default)
 
 
+CONTRACT = ("setup", "make_inputs", "run", "workload")
+
+
 def validate(bench: object, origin: str) -> None:
     """Raise TypeError naming `origin` when `bench` does not follow the contract."""
-    missing = [m for m in ("setup", "run", "workload") if not callable(getattr(bench, m, None))]
-    if missing:
+    if not isinstance(bench, Benchmark):
         raise TypeError(
-            f"{origin}: get_benchmark() returned {type(bench).__name__}, which lacks "
-            f"{', '.join(missing)}(); return an object with setup(ctx), run() and workload() "
-            f"(subclass core.benchmark.Benchmark)"
-        )
-    mode = option(bench, "timing_mode", "hot")
-    if mode not in ("hot", "cold"):
-        raise TypeError(f"{origin}: timing_mode must be 'hot' or 'cold', got {mode!r}")
+            f"{origin}: get_benchmark() returned {type(bench).__name__}; return a subclass of "
+            f"core.benchmark.Benchmark with setup(ctx), make_inputs(seed), run(inputs) and "
+            f"workload() (contract version 2, see README 'Adding a pair')")
+    cls = type(bench)
+    missing = [m for m in ("make_inputs", "run") if getattr(cls, m) is getattr(Benchmark, m)]
+    if missing:
+        raise TypeError(f"{origin}: {cls.__name__} does not define {' or '.join(missing)}; "
+                        f"a benchmark builds its per-call data in make_inputs(seed) and does "
+                        f"the measured work in run(inputs)")
+    if option(bench, "timing_mode", "hot") not in ("hot", "cold"):
+        raise TypeError(f"{origin}: timing_mode must be 'hot' or 'cold', "
+                        f"got {bench.timing_mode!r}")
 
 
-GetBenchmark = Callable[[], object]
+def shares_builder(baseline: Benchmark, variant: Benchmark) -> bool:
+    """True when both sides build inputs with the same make_inputs (one builder per stem)."""
+    return type(baseline).make_inputs is type(variant).make_inputs
+
+
+GetBenchmark = Callable[[], Benchmark]

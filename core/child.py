@@ -1,88 +1,69 @@
 """Runs one pair (a baseline and its optimized variants) inside a child process.
 
-    python -m core.child SPEC.json RESULT.json     # a pair; SPEC written by core.runner
-    python -m core.child --probe RESULT.json       # fingerprint + same-run ceilings
-    python -m core.child --profile-minimal SPEC.json OUT.json   # traces (core.profiling)
-    python -m core.child --profile-side SPEC.json SIDE          # one iteration, for ncu/nsys
+    python -m core.child SPEC.json RESULT.json               # a pair; SPEC written by core.runner
+    python -m core.child --probe RESULT.json                 # fingerprint + same-run ceilings
+    python -m core.child --profile-minimal SPEC.json OUT.json  # traces (core.profiling)
+    python -m core.child --profile-side SPEC.json SIDE       # one iteration, for ncu/nsys
 
-The parent only reads RESULT.json; a crash, hang or CUDA error here costs this pair only.
-Steps: load every side → check requirements → run every side on seed s+1, then on seed s
-(verification: variants match the baseline on both seeds, and each side's output changes
-with the seed) → time the verified sides in interleaved rounds.
+The token that signs the result comes on stdin (core.process). Steps for a pair:
+1. load every side; a variant must share the baseline's make_inputs (one builder per stem);
+   set every side up once, with the same weight seed.
+2. verify on two fresh seeds: inputs checksummed around each call and never returned
+   (unless `inplace`), the baseline checked against `reference()`, every variant against the
+   baseline, and each side's output must change with the seed. `stateful` sides are set up
+   afresh for each verification call.
+3. time the verified sides in interleaved rounds. Before each round the inputs are refilled
+   in place with values from a fresh seed; in every batch the output of one sample, at a
+   position drawn at random, is kept and compared after the round with the baseline's
+   output on the same values (computed on a fresh copy of the inputs). A result cached
+   across calls (keyed on anything), or prepared in setup(), fails here.
+4. after timing: the escape check per side, the Guard (timing and harness functions
+   unreplaced), and `stateful` sides verified once more from a fresh setup.
+Seeds are drawn at random by the harness (a pair cannot know them) and recorded.
 """
 from __future__ import annotations
 
-import importlib
 import json
+import random
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.benchmark import BenchContext, Requirements, Tolerance, option, validate
+import torch  # noqa: F401 - imported before any pair module, for the Guard's snapshot
+
+from core import timing  # binds the timing functions before any pair module is imported
+from core.benchmark import BenchContext, Benchmark, Tolerance, option, shares_builder
+from core.integrity import Guard, alias_problem, escaped_work, mutation_problem
+from core.pairfile import PairError, load_benchmark, relative, unmet_requirement
+from core.process import deliver, read_token
+from core.record import (BatchCheck, ExampleResult, IntegrityReport, PairResult, SideResult,
+                         Verification)
 from core.stats import speedup_interval, summarize
-from core.timing import L2Flusher, StopPolicy, interleaved
+from core.verify import compare, flatten, outputs_equal, snapshot
+
+GUARD: Guard | None = None  # built in main(), before any pair module is imported
 
 
-class PairError(RuntimeError):
-    """A problem with a pair file; the message names the file and what to do."""
+@dataclass
+class PairSpec:
+    """What the runner asks a child to run (written as SPEC.json)."""
+
+    pair: str
+    baseline: str  # path of baseline_<stem>.py
+    examples: list[dict[str, str]]  # {"name", "id", "path"} per optimized variant
+    seed: int = 0  # the weight seed (setup); input seeds are drawn at random
+    iterations: int | None = None
+    warmup: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
 
 
-def relative(path: str | Path) -> str:
-    """`chNN/file.py`: how messages name a pair file, wherever the chapters live."""
-    path = Path(path)
-    return f"{path.parent.name}/{path.name}"
-
-
-def load_benchmark(path: Path) -> object:
-    """Import `chNN/<file>.py` as module `chNN.<file>` and call its get_benchmark()."""
-    name = f"{path.parent.name}.{path.stem}"
-    try:
-        module = importlib.import_module(name)
-    except Exception as exc:  # noqa: BLE001 - any import failure is the pair file's problem
-        raise PairError(f"{relative(path)}: import failed: {type(exc).__name__}: {exc}") from exc
-    factory = getattr(module, "get_benchmark", None)
-    if not callable(factory):
-        raise PairError(f"{relative(path)}: defines no get_benchmark(); add one returning the "
-                        f"benchmark object (see README, 'Adding a pair')")
-    try:
-        bench = factory()
-    except Exception as exc:  # noqa: BLE001
-        raise PairError(f"{relative(path)}: get_benchmark() raised {type(exc).__name__}: {exc}") from exc
-    try:
-        validate(bench, relative(path))
-    except TypeError as exc:
-        raise PairError(str(exc)) from exc
-    return bench
-
-
-def unmet_requirement(bench: object, device: str) -> str | None:
-    """Why this benchmark cannot run here, or None."""
-    req: Requirements = option(bench, "requires", Requirements())
-    if device == "cpu":
-        if req.cuda and not option(bench, "supports_cpu", False):
-            return "needs a CUDA GPU; none is available on this machine"
-        return None
-    import torch
-
-    if req.gpus > torch.cuda.device_count():
-        return f"needs {req.gpus} GPUs; this machine has {torch.cuda.device_count()}"
-    if req.min_compute_capability and torch.cuda.get_device_capability() < req.min_compute_capability:
-        want = ".".join(map(str, req.min_compute_capability))
-        have = ".".join(map(str, torch.cuda.get_device_capability()))
-        return f"needs compute capability ≥ {want}; this GPU is {have}"
-    for module in req.modules:
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            return f"needs the Python module '{module}', which is not installed"
-    if req.nvcc:
-        from core.cuda import nvcc_path
-
-        if nvcc_path() is None:
-            return "needs nvcc (the CUDA toolkit) to build its .cu file; set CUDA_HOME"
-    return None
+class SideError(RuntimeError):
+    """One side broke a rule or raised; the message names what happened."""
 
 
 def _short_traceback(exc: BaseException) -> str:
@@ -92,319 +73,388 @@ def _short_traceback(exc: BaseException) -> str:
 
 def _sync(device: str) -> None:
     if device.startswith("cuda"):
-        import torch
-
-        torch.cuda.synchronize()
+        timing._synchronize()
 
 
-class IntegrityError(RuntimeError):
-    """run() broke a rule of the contract (mutated inputs, returned a stale buffer)."""
-
-
-REVERIFY_EVERY = 4  # re-verify on fresh inputs after timing rounds 1, 5, 9, ...
-
-
-def run_once(bench: object, seed: int, device: str) -> Any:
-    """setup(seed) then one run(); returns a private copy of the output.
-
-    Also checks that run() neither changed its inputs nor returned a buffer prepared in
-    setup() that it did not write (core.integrity).
-    """
-    from core.integrity import copy_state, input_mutations, output_tensors, stale_outputs
-    from core.verify import snapshot
-
-    bench.setup(BenchContext(seed=seed, device=device))
-    before = copy_state(bench)
-    out = bench.run()
-    _sync(device)
-    tensors = output_tensors(out)  # a non-tensor output raises here, where the caller names the file
-    problem = stale_outputs(bench, before, tensors)
-    if problem is None and not option(bench, "mutates_inputs", False):
-        problem = input_mutations(bench, before, tensors)
-    if problem:
-        raise IntegrityError(problem)
-    return snapshot(out)
-
-
-def _tolerance(bench: object, baseline: object) -> Tolerance | None:
+def _tolerance(bench: Benchmark, baseline: Benchmark) -> Tolerance | None:
     tol = option(bench, "tolerance", None) or option(baseline, "tolerance", None)
     return Tolerance(*tol) if isinstance(tol, (tuple, list)) else tol
 
 
-def _seed_problem(bench: object, first: Any, second: Any, seeds: tuple[int, int]) -> str | None:
-    from core.verify import outputs_equal
-
-    if option(bench, "seed_sensitive", True) and outputs_equal(first, second):
-        return (f"output is identical for seeds {seeds[0]} and {seeds[1]}; run() returns a "
-                f"cached result or ignores its inputs")
-    return None
+def _new_seed(rng: random.Random) -> int:
+    return rng.randrange(1, 2**31 - 1)
 
 
-class PairRun:
-    """The state of one pair inside the child: its sides, their outputs, the results."""
+class PairSession:
+    """One pair inside the child: its sides, its inputs, its result."""
 
-    def __init__(self, spec: dict[str, Any], device: str):
-        self.spec, self.device = spec, device
-        self.baseline: object | None = None
-        self.sides: dict[str, object] = {}  # verified variants still being timed
-        self.examples = {e["name"]: {"name": e["name"], "id": e["id"], "file": relative(e["path"]),
-                                     "status": "ok"} for e in spec["examples"]}
-        self.reference: dict[str, Any] = {}  # each side's output on the timing seed
+    def __init__(self, spec: PairSpec, device: str, rng: random.Random):
+        self.spec, self.device, self.rng = spec, device, rng
+        self.result = PairResult(pair=spec.pair, device=device)
+        self.examples = {e["name"]: ExampleResult(name=e["name"], id=e["id"], file=relative(e["path"]))
+                         for e in spec.examples}
+        self.result.examples = list(self.examples.values())
+        self.baseline: Benchmark | None = None
+        self.sides: dict[str, Benchmark] = {}  # variants still in the race
+        self.integrity = self.result.integrity
+        self.file = relative(spec.baseline)
 
+    # --- bookkeeping -------------------------------------------------------------------
     def fail(self, name: str, reason: str, status: str = "failed") -> None:
-        self.examples[name].update(status=status, reason=reason)
+        self.examples[name].fail(reason, status)
         self.sides.pop(name, None)
 
-    def side_raised(self, name: str, exc: BaseException) -> None:
-        file = self.examples[name]["file"]
-        if isinstance(exc, IntegrityError):
-            self.fail(name, f"{file}: {exc}")
-        else:
-            self.fail(name, f"{file}: raised {type(exc).__name__} in setup/run:\n"
-                            f"{_short_traceback(exc)}")
+    def name_of(self, name: str) -> str:
+        return self.file if name == "baseline" else self.examples[name].file
 
-    def run_all(self, seed: int) -> dict[str, Any]:
-        """Every side on `seed`; raises PairError if the baseline fails."""
-        outs: dict[str, Any] = {}
+    def bench(self, name: str) -> Benchmark:
+        return self.baseline if name == "baseline" else self.sides[name]
+
+    def check_guard(self, when: str, blame: str | None = None) -> None:
+        """A replaced timing or harness function fails the whole pair: the replacement stays
+        in this process and could bend every side's numbers, not only the culprit's."""
+        problem = GUARD.problem() if GUARD else None
+        if problem:
+            who = self.name_of(blame) if blame else self.spec.pair
+            raise PairError(f"{who}: {problem} ({when})")
+
+    # --- 1. load and set up ------------------------------------------------------------
+    def load(self) -> bool:
+        """Load every side; False when the pair cannot run at all (result says why)."""
         try:
-            outs["baseline"] = run_once(self.baseline, seed, self.device)
-        except IntegrityError as exc:
-            raise PairError(f"{relative(self.spec['baseline'])}: {exc}") from exc
-        except Exception as exc:  # noqa: BLE001
-            raise PairError(f"{relative(self.spec['baseline'])}: baseline raised "
-                            f"{type(exc).__name__} in setup/run:\n{_short_traceback(exc)}") from exc
-        for name in list(self.sides):
+            self.baseline = load_benchmark(Path(self.spec.baseline))
+        except PairError as exc:
+            self.result.fail_all(str(exc))
+            return False
+        self.check_guard("while importing", "baseline")
+        self.result.teaching = bool(option(self.baseline, "teaching", False))
+        why = unmet_requirement(self.baseline, self.device)
+        if why:
+            self.result.fail_all(f"{self.file}: {why}", "skipped")
+            return False
+        for e in self.spec.examples:
             try:
-                outs[name] = run_once(self.sides[name], seed, self.device)
+                bench = load_benchmark(Path(e["path"]))
+            except PairError as exc:
+                self.fail(e["name"], str(exc))
+                continue
+            why = unmet_requirement(bench, self.device)
+            if why:
+                self.fail(e["name"], f"{relative(e['path'])}: {why}", "skipped")
+                continue
+            if not shares_builder(self.baseline, bench):
+                self.fail(e["name"], f"{relative(e['path'])}: defines its own make_inputs(); the "
+                                     f"sides of a stem share one input builder (define it once "
+                                     f"in the stem's common class)")
+                continue
+            self.sides[e["name"]] = bench
+            self.check_guard("while importing", e["name"])
+        for name in ["baseline", *self.sides]:
+            self.setup(name)
+        return True
+
+    def setup(self, name: str) -> None:
+        bench = self.bench(name)
+        bench.ctx = BenchContext(seed=self.spec.seed, device=self.device)
+        try:
+            bench.setup(bench.ctx)
+        except Exception as exc:  # noqa: BLE001
+            self.side_raised(name, exc, "setup")
+        self.check_guard("during setup()", name)
+
+    def side_raised(self, name: str, exc: BaseException, where: str) -> None:
+        why = str(exc) if isinstance(exc, SideError) else (
+            f"raised {type(exc).__name__} in {where}:\n{_short_traceback(exc)}")
+        if name == "baseline":
+            raise PairError(f"{self.file}: baseline {why}") from exc
+        self.fail(name, f"{self.examples[name].file}: {why}")
+
+    # --- 2. verification ---------------------------------------------------------------
+    def call_checked(self, name: str, inputs: Any) -> Any:
+        """One untimed run() with the input rules checked; a private copy of its output."""
+        from core.inputs import aliased, changed, clone, refill
+
+        bench = self.bench(name)
+        if option(bench, "stateful", False):
+            bench.setup(bench.ctx)  # verified from a fresh state
+        inplace = option(bench, "inplace", False)
+        given = clone(inputs) if inplace else inputs
+        before = None if inplace else clone(inputs)
+        out = bench.run(given)
+        _sync(self.device)
+        try:
+            outputs = flatten(out)
+        except TypeError as exc:
+            raise SideError(str(exc)) from exc
+        if before is not None:
+            problem = (alias_problem(aliased(outputs, given))
+                       or mutation_problem(changed(before, given)))
+            if problem:
+                refill(given, before)  # the other sides get the values they are owed
+                raise SideError(problem)
+        return snapshot(out)
+
+    def verify(self, seed: int, when: str = "") -> dict[str, Any]:
+        """Every side on the inputs of `seed`; variants must match the baseline there."""
+        from core.inputs import clone
+
+        inputs = self.baseline.make_inputs(seed)
+        outs: dict[str, Any] = {}
+        for name in ["baseline", *self.sides]:
+            try:
+                outs[name] = self.call_checked(name, inputs)
             except Exception as exc:  # noqa: BLE001
-                self.side_raised(name, exc)
+                self.side_raised(name, exc, "run()")
+            self.check_guard("during run()", name)
+        expected = self.baseline.reference(clone(inputs))
+        _sync(self.device)
+        if expected is not None:
+            tolerance = (option(self.baseline, "reference_tolerance", None)
+                         or _tolerance(self.baseline, self.baseline))
+            check = compare(expected, outs["baseline"], tolerance, same_dtype=False)
+            if not check.ok:
+                raise PairError(f"{self.file}: the baseline disagrees with reference() on seed "
+                                f"{seed}{when}: {check.message}")
+            self.integrity.reference_checked = True
+        for name in list(self.sides):
+            self.check_output(name, outs["baseline"], outs[name], f" on seed {seed}{when}")
         return outs
 
-    def verify(self, outs: dict[str, Any], earlier: dict[str, Any], seeds: tuple[int, int],
-               when: str = "") -> None:
-        """Variants must match the baseline on `outs` and differ from `earlier` (another seed)."""
-        from core.verify import compare
+    def check_output(self, name: str, expected: Any, actual: Any, where: str) -> bool:
+        check = compare(expected, actual, _tolerance(self.sides[name], self.baseline))
+        record = self.examples[name].verification or Verification()
+        self.examples[name].verification = record
+        record.checks += 1
+        record.max_abs_err = max(record.max_abs_err, check.max_abs_err)
+        record.max_rel_err = max(record.max_rel_err, check.max_rel_err)
+        if not check.ok:
+            record.ok, record.message = False, check.message
+            self.fail(name, f"verification failed{where}: {check.message}")
+        return check.ok
 
-        problem = _seed_problem(self.baseline, outs["baseline"], earlier["baseline"], seeds)
-        if problem:
-            raise PairError(f"{relative(self.spec['baseline'])}: baseline {problem}")
+    def check_seed_sensitivity(self, first: dict[str, Any], second: dict[str, Any],
+                               seeds: tuple[int, int]) -> None:
+        for name in ["baseline", *self.sides]:
+            bench = self.bench(name)
+            if option(bench, "seed_sensitive", True) and outputs_equal(first[name], second[name]):
+                why = (f"output is identical for input seeds {seeds[0]} and {seeds[1]}; run() "
+                       f"returns a cached result or ignores its inputs")
+                if name == "baseline":
+                    raise PairError(f"{self.file}: baseline {why}")
+                self.fail(name, f"{self.examples[name].file}: {why}")
+
+    # --- 3. timing with timed-output checks --------------------------------------------
+    def measure(self) -> None:
+        from core.inputs import changed, clone, refill
+
+        device = self.device
+        names = ["baseline", *self.sides]
+        benches = {n: self.bench(n) for n in names}
+        inputs = self.baseline.make_inputs(_new_seed(self.rng))  # refilled before each round
+        pristine = clone(inputs)  # what every side of this round must find in `inputs`
+        cold = any(option(b, "timing_mode", "hot") == "cold" for b in benches.values())
+        flush = timing.L2Flusher() if cold and device.startswith("cuda") else None
+        checkable = {n for n in names if not option(benches[n], "stateful", False)}
+        check_against_baseline = "baseline" in checkable
+        captured: dict[str, Any] = {}
+
+        def side(name: str) -> timing.Timed:
+            bench = benches[name]
+            given = inputs
+            steps = [flush] if flush else []
+            if option(bench, "inplace", False):
+                given = clone(inputs)  # this side's working copy, refreshed before every call
+                steps.append(lambda: refill(given, inputs))
+            before = None
+            if steps:
+                def before() -> None:
+                    for step in steps:
+                        step()
+
+            def keep(out: Any) -> None:
+                captured[name] = snapshot(out)
+            return timing.Timed(lambda: bench.run(given), before,
+                                keep if name in checkable and check_against_baseline else None)
+
+        def before_round(index: int) -> None:
+            # every round, the first too: a cache built during warm-up goes stale here
+            started = time.perf_counter()
+            fresh = _new_seed(self.rng)
+            self.integrity.timed_seeds.append(fresh)
+            refill(inputs, self.baseline.make_inputs(fresh))
+            refill(pristine, inputs)
+            self.integrity.checks_s += time.perf_counter() - started
+
+        def after_batch(name: str) -> bool:
+            """Inputs unchanged by this side's batch (else restored, and the side is out)."""
+            if option(benches[name], "inplace", False):
+                return False
+            started = time.perf_counter()
+            mutated = changed(pristine, inputs)
+            if mutated:
+                refill(inputs, pristine)
+                problem = f"{mutation_problem(mutated)} (during timing)"
+                if name == "baseline":
+                    raise PairError(f"{self.file}: {problem}")
+                self.fail(name, f"{self.examples[name].file}: {problem}")
+            self.integrity.checks_s += time.perf_counter() - started
+            return bool(mutated)
+
+        def after_round(index: int) -> set[str]:
+            if not captured:
+                return set()
+            started = time.perf_counter()
+            dropped = self.check_timed(inputs, captured, index)
+            captured.clear()
+            self.integrity.checks_s += time.perf_counter() - started
+            return dropped
+
+        policy = timing.StopPolicy(fixed_samples=self.spec.iterations)
+        started = time.perf_counter()
+        measurement = timing.interleaved({n: side(n) for n in names}, policy, device,
+                                         self.spec.warmup, before_round, after_round, self.rng,
+                                         after_batch)
+        self.integrity.timing_s = time.perf_counter() - started - self.integrity.checks_s
+        self.check_guard("during timing")
+        self.result.timing_mode = "cold" if cold else "hot"
+        self.result.stop_reason, self.result.rounds = measurement.stop_reason, measurement.rounds
+        self.result.warmup_calls = measurement.warmup_calls
+        self.integrity.launch_gap_ms = timing.launch_gap_ms(device) if device.startswith("cuda") else 0.0
+        self.collect(measurement)
+
+    def check_timed(self, inputs: Any, captured: dict[str, Any], index: int) -> set[str]:
+        """Captured timed outputs against the baseline's output on the same values."""
+        from core.inputs import clone
+
+        expected = snapshot(self.baseline.run(clone(inputs)))  # fresh tensors: no cache can hit
+        _sync(self.device)
+        where = f" for a timed call of round {index} (inputs refilled from seed " \
+                f"{self.integrity.timed_seeds[-1]})"
+        if "baseline" in captured:
+            check = compare(expected, captured["baseline"], _tolerance(self.baseline, self.baseline))
+            if not check.ok:
+                raise PairError(f"{self.file}: the baseline's output{where} differs from its own "
+                                f"output on a fresh copy of the same inputs: {check.message}; "
+                                f"run() returns a result cached across calls")
+        dropped = set()
         for name in list(self.sides):
-            check = compare(outs["baseline"], outs[name], _tolerance(self.sides[name], self.baseline))
-            record = self.examples[name].setdefault("verification", check.to_dict())
-            record["max_abs_err"] = max(record["max_abs_err"], check.max_abs_err)
-            record["max_rel_err"] = max(record["max_rel_err"], check.max_rel_err)
-            problem = None if check.ok else check.message
-            problem = problem or _seed_problem(self.sides[name], outs[name], earlier[name], seeds)
-            if problem:
-                record["ok"] = False
-                self.fail(name, f"verification failed{when}: {problem}")
+            if name in captured:
+                self.integrity.timed_output_checks += 1
+                if not self.check_output(name, expected, captured[name],
+                                         f"{where}: the timed output differs from the baseline "
+                                         f"on the same values (a result cached across calls, "
+                                         f"or prepared in setup(), fails here)"):
+                    dropped.add(name)
+        return dropped
 
-    def reverify(self, round_index: int) -> set[str]:
-        """Between timing rounds: every REVERIFY_EVERY rounds, fresh inputs, check again."""
-        if (round_index - 1) % REVERIFY_EVERY:  # rounds 1, 1+K, 1+2K, ...
-            return set()
-        before = set(self.sides)
-        fresh = int(self.spec.get("seed", 0)) + 1 + round_index
-        outs = self.run_all(fresh)
-        self.verify(outs, self.reference, (fresh, int(self.spec.get("seed", 0))),
-                    f" on fresh inputs after timing round {round_index}")
-        return before - set(self.sides)
+    def collect(self, measurement: timing.Measurement) -> None:
+        gap = self.integrity.launch_gap_ms
+        escaped = escaped_work(measurement.batches["baseline"], gap, self.device)
+        if escaped:
+            raise PairError(f"{self.file}: {escaped}")
+        base = measurement.samples_ms["baseline"]
+        self.result.baseline = self.side_result("baseline", measurement)
+        for name in list(self.sides):
+            escaped = escaped_work(measurement.batches[name], gap, self.device)
+            if escaped:
+                self.fail(name, f"{self.examples[name].file}: {escaped}")
+                continue
+            samples = measurement.samples_ms[name]
+            ex = self.examples[name]
+            ex.timing = self.side_result(name, measurement)
+            ex.baseline = self.result.baseline
+            ex.speedup = self.result.baseline.stats.median / ex.timing.stats.median
+            ex.speedup_ci = speedup_interval(base, samples)
+
+    def side_result(self, name: str, measurement: timing.Measurement) -> SideResult:
+        batches = [BatchCheck(sum(b.samples_ms), b.harness_ms, b.wall_ms, len(b.samples_ms))
+                   for b in measurement.batches[name]]
+        return SideResult(summarize(measurement.samples_ms[name]), self.bench(name).workload(),
+                          batches=batches)
+
+    # --- the whole pair ----------------------------------------------------------------
+    def run(self) -> PairResult:
+        from core.hardware import clocks
+
+        cuda = self.device.startswith("cuda")
+        self.result.clocks_start = clocks() if cuda else {}
+        try:
+            if not self.load():
+                return self.result
+            started = time.perf_counter()
+            seeds = (_new_seed(self.rng), _new_seed(self.rng))
+            self.integrity.verify_seeds = list(seeds)
+            first = self.verify(seeds[0])
+            second = self.verify(seeds[1])
+            self.check_seed_sensitivity(first, second, seeds)
+            del first, second
+            self.integrity.verify_s = time.perf_counter() - started
+            if not self.sides:
+                failed = any(ex.status == "failed" for ex in self.examples.values())
+                self.result.status = "failed" if failed else "skipped"
+                return self.result
+            self.measure()
+            stateful = [n for n in ["baseline", *self.sides] if option(self.bench(n), "stateful", False)]
+            if stateful and self.sides:
+                seed = _new_seed(self.rng)
+                self.integrity.verify_seeds.append(seed)
+                self.verify(seed, " after timing")
+        except PairError as exc:
+            self.result.fail_all(str(exc))
+        except Exception as exc:  # noqa: BLE001
+            self.result.fail_all(f"{self.spec.pair}: raised {type(exc).__name__}:\n"
+                                 f"{_short_traceback(exc)}")
+        finally:
+            self.teardown()
+        self.result.clocks_end = clocks() if cuda else {}
+        return self.result
 
     def teardown(self) -> None:
         for bench in [self.baseline, *self.sides.values()]:
-            teardown = getattr(bench, "teardown", None)
-            if callable(teardown):
-                try:
-                    teardown()
-                except Exception:  # noqa: BLE001 - a failing teardown must not lose results
-                    pass
+            try:
+                if bench is not None:
+                    bench.teardown()
+            except Exception:  # noqa: BLE001 - a failing teardown must not lose results
+                pass
 
 
-def run_pair(spec: dict[str, Any]) -> dict[str, Any]:
-    import torch
-
-    from core.hardware import clocks
-
+def run_pair(spec: PairSpec, rng: random.Random | None = None) -> PairResult:
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    seed = int(spec.get("seed", 0))
-    pair = PairRun(spec, device)
-    result: dict[str, Any] = {"pair": spec["pair"], "device": device, "status": "ok",
-                              "clocks_start": clocks() if device == "cuda" else {},
-                              "examples": list(pair.examples.values())}
-
-    def fail_all(status: str, reason: str) -> dict[str, Any]:
-        result.update(status=status, reason=reason)
-        for name, ex in pair.examples.items():
-            if ex["status"] == "ok":
-                pair.fail(name, reason, status)
-        return result
-
-    # 1. load every side
-    try:
-        pair.baseline = load_benchmark(Path(spec["baseline"]))
-    except PairError as exc:
-        return fail_all("failed", str(exc))
-    result["teaching"] = bool(option(pair.baseline, "teaching", False))
-    why = unmet_requirement(pair.baseline, device)
-    if why:
-        return fail_all("skipped", f"{relative(spec['baseline'])}: {why}")
-    for e in spec["examples"]:
-        try:
-            bench = load_benchmark(Path(e["path"]))
-        except PairError as exc:
-            pair.fail(e["name"], str(exc))
-            continue
-        why = unmet_requirement(bench, device)
-        if why:
-            pair.fail(e["name"], f"{relative(e['path'])}: {why}", "skipped")
-            continue
-        pair.sides[e["name"]] = bench
-
-    try:
-        # 2. verify on seed+1, then seed (which leaves every side set up for timing)
-        other = pair.run_all(seed + 1)
-        pair.reference = pair.run_all(seed)
-        pair.verify(pair.reference, other, (seed, seed + 1))
-        del other
-        if not pair.sides:
-            result["status"] = ("failed" if any(e["status"] == "failed" for e in pair.examples.values())
-                                else "skipped")
-            return result
-        # 3. time baseline and verified variants in interleaved rounds
-        measure_pair(pair, spec, result)
-    except PairError as exc:
-        return fail_all("failed", str(exc))
-    except Exception as exc:  # noqa: BLE001
-        return fail_all("failed", f"timing raised {type(exc).__name__}:\n{_short_traceback(exc)}")
-    finally:
-        pair.teardown()
-    result["clocks_end"] = clocks() if device == "cuda" else {}
-    return result
-
-
-def measure_pair(pair: PairRun, spec: dict[str, Any], result: dict[str, Any]) -> None:
-    from core.integrity import escaped_work
-
-    device = pair.device
-    benches = {"baseline": pair.baseline, **pair.sides}
-    cold = any(option(b, "timing_mode", "hot") == "cold" for b in benches.values())
-    flush = L2Flusher() if cold and device == "cuda" else None
-    policy = StopPolicy(fixed_samples=spec.get("iterations"))
-    measurement = interleaved({k: b.run for k, b in benches.items()}, policy, device, flush,
-                              spec.get("warmup"), between_rounds=pair.reverify)
-    result.update(timing_mode="cold" if cold else "hot", stop_reason=measurement.stop_reason,
-                  rounds=measurement.rounds, warmup_calls=measurement.warmup_calls)
-    escaped = escaped_work(measurement.batches["baseline"], device)
-    if escaped:
-        raise PairError(f"{relative(spec['baseline'])}: {escaped}")
-    base_samples = measurement.samples_ms["baseline"]
-    result["baseline"] = {"stats": summarize(base_samples).to_dict(),
-                          "workload": _workload(pair.baseline)}
-    for name, bench in list(pair.sides.items()):
-        escaped = escaped_work(measurement.batches[name], device)
-        if escaped:
-            pair.fail(name, f"{pair.examples[name]['file']}: {escaped}")
-            continue
-        samples = measurement.samples_ms[name]
-        stats = summarize(samples)
-        pair.examples[name].update(
-            stats=stats.to_dict(), workload=_workload(bench),
-            speedup=result["baseline"]["stats"]["median"] / stats.median,
-            speedup_ci=list(speedup_interval(base_samples, samples)),
-            timing_check=[{"span_ms": b.span_ms, "wall_ms": b.wall_ms}
-                          for b in measurement.batches[name]],
-        )
-
-
-def _workload(bench: object) -> dict[str, Any]:
-    w = bench.workload()
-    return {"bytes": w.bytes, "flops": w.flops, "flops_dtype": w.flops_dtype,
-            "units": w.units, "unit_name": w.unit_name, "bound": w.bound}
-
-
-def _profiled_sides(spec: dict[str, Any]) -> dict[str, object]:
-    sides = {"baseline": load_benchmark(Path(spec["baseline"]))}
-    sides.update({e["name"]: load_benchmark(Path(e["path"])) for e in spec["examples"]})
-    return sides
-
-
-def _prepare(name: str, bench: object, seed: int, device: str) -> None:
-    """setup and warm-up of one side, each inside its own NVTX range."""
-    from core.profiling import nvtx_range, range_name
-
-    with nvtx_range(range_name(name, "setup")):
-        bench.setup(BenchContext(seed=seed, device=device))
-    with nvtx_range(range_name(name, "warmup")):
-        for _ in range(2):
-            bench.run()
-        _sync(device)
-
-
-def profile_minimal(spec: dict[str, Any], out_dir: Path) -> dict[str, Any]:
-    """One torch.profiler trace per side (NVTX-annotated), with its top kernels."""
-    import torch
-
-    from core.profiling import trace
-
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    report = {}
-    for name, bench in _profiled_sides(spec).items():
-        _prepare(name, bench, int(spec.get("seed", 0)), device)
-        path = out_dir / f"{name}.trace.json"
-        report[name] = {"trace": str(path), "top": trace(bench.run, path, name, device)}
-    return report
-
-
-def profile_side(spec: dict[str, Any], side: str) -> None:
-    """One timed iteration of one side inside its NVTX range, for ncu/nsys to capture."""
-    import torch
-
-    from core.profiling import nvtx_range, range_name
-
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    bench = _profiled_sides(spec)[side]
-    _prepare(side, bench, int(spec.get("seed", 0)), device)
-    with nvtx_range(range_name(side, "timed")):
-        bench.run()
-    _sync(device)
-
-
-def probe() -> dict[str, Any]:
-    import torch
-
-    from core.hardware import cached_peaks, fingerprint, measure_ceilings
-
-    info: dict[str, Any] = {"fingerprint": fingerprint(), "ceilings": {}}
-    if torch.cuda.is_available():
-        info["capability"] = list(torch.cuda.get_device_capability())
-        measured = measure_ceilings()
-        # `hw peak` measures more precisions (fp16, fp8); use those it cached for this device.
-        cached = (cached_peaks(info["fingerprint"]) or {}).get("ceilings", {})
-        info["ceilings"] = {**cached, **measured}
-        info["ceilings_from_hw_peak"] = sorted(set(cached) - set(measured))
-    return info
+    return PairSession(spec, device, rng or random.SystemRandom()).run()
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--profile-side"]:
-        profile_side(json.loads(Path(argv[1]).read_text()), argv[2])
+    global GUARD
+    mode = argv[0] if argv and argv[0].startswith("--") else "pair"
+    # --profile-side runs under ncu/nsys and writes no result; every other mode signs one
+    token = "" if mode == "--profile-side" else read_token()
+    GUARD = Guard()
+    if mode == "--profile-side":
+        from core.profiling import profile_side
+
+        profile_side(PairSpec(**json.loads(Path(argv[1]).read_text())), argv[2])
         return 0
-    if argv[:1] == ["--probe"]:
-        out = Path(argv[1])
-        payload = probe()
-    elif argv[:1] == ["--profile-minimal"]:
+    if mode == "--probe":
+        from core.hardware import probe
+
+        out, payload = Path(argv[1]), probe()
+    elif mode == "--profile-minimal":
+        from core.profiling import profile_minimal
+
         out = Path(argv[2])
-        payload = profile_minimal(json.loads(Path(argv[1]).read_text()), out.parent)
+        payload = profile_minimal(PairSpec(**json.loads(Path(argv[1]).read_text())), out.parent)
     else:
-        spec = json.loads(Path(argv[0]).read_text())
+        spec = PairSpec(**json.loads(Path(argv[0]).read_text()))
         out = Path(argv[1])
         started = time.perf_counter()
-        payload = run_pair(spec)
-        payload["duration_s"] = round(time.perf_counter() - started, 3)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(payload))
-    tmp.replace(out)
-    return 0
+        result = run_pair(spec)
+        result.duration_s = round(time.perf_counter() - started, 3)
+        problem = GUARD.problem()
+        if problem and result.status == "ok":
+            result.fail_all(f"{spec.pair}: {problem} (found before writing the result)")
+        payload = result.to_dict()
+    deliver(out, token, payload)
+    return 0  # not reached: deliver() exits
 
 
 if __name__ == "__main__":

@@ -7,15 +7,53 @@ side's raw samples). slower: the whole interval is above 1 + threshold; faster: 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.record import ExampleResult, RunRecord
 from core.stats import speedup_interval
 
 DEFAULT_THRESHOLD = 0.05
 
 
-def load_run(path: Path) -> dict[str, Any]:
+@dataclass
+class CompareRow:
+    """One example id's verdict; the numbers are set only where both runs measured it."""
+
+    id: str
+    verdict: str  # slower | faster | same | inconclusive | failed | not measured |
+    #               not measured before | only in new run | only in old run
+    reason: str = ""  # why the new run did not measure it
+    ratio_ci: tuple[float, float] | None = None  # interval of new time / old time
+    old_ms: float | None = None
+    new_ms: float | None = None
+    old_speedup: float | None = None
+    new_speedup: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "verdict": self.verdict}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.ratio_ci is not None:
+            out["ratio_ci"] = list(self.ratio_ci)
+        for key in ("old_ms", "new_ms", "old_speedup", "new_speedup"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
+
+
+def _lift_untyped(data: dict[str, Any]) -> None:
+    """results.json written before the typed record kept an example's optimized timing at
+    its top level ("stats", "workload", "rates"); move it under "timing" where it is now."""
+    for pair in data.get("pairs") or []:
+        for ex in (pair.get("examples") or []) if isinstance(pair, dict) else []:
+            if isinstance(ex, dict) and "timing" not in ex and isinstance(ex.get("stats"), dict):
+                ex["timing"] = {"stats": ex["stats"], "workload": ex.get("workload") or {},
+                                "rates": ex.get("rates")}
+
+
+def load_run(path: Path) -> RunRecord:
     """A run directory or its results.json; ValueError with the path when unusable."""
     path = Path(path)
     file = path / "results.json" if path.is_dir() else path
@@ -27,11 +65,16 @@ def load_run(path: Path) -> dict[str, Any]:
         raise ValueError(f"{file}: not valid JSON ({exc})") from exc
     if not isinstance(data, dict) or "pairs" not in data:
         raise ValueError(f"{file}: not a results.json of `bench run` (no 'pairs')")
-    return data
+    _lift_untyped(data)
+    try:
+        return RunRecord.from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{file}: not a results.json of `bench run` "
+                         f"({type(exc).__name__}: {exc})") from exc
 
 
-def _rows(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {ex["id"]: ex for pair in run["pairs"] for ex in pair["examples"]}
+def _rows(run: RunRecord) -> dict[str, ExampleResult]:
+    return {ex.id: ex for ex in run.rows}
 
 
 def verdict(old: list[float], new: list[float], threshold: float = DEFAULT_THRESHOLD
@@ -47,28 +90,32 @@ def verdict(old: list[float], new: list[float], threshold: float = DEFAULT_THRES
     return "inconclusive", (lo, hi)
 
 
-def compare_runs(old_run: dict[str, Any], new_run: dict[str, Any],
-                 threshold: float = DEFAULT_THRESHOLD) -> list[dict[str, Any]]:
+def _timed(ex: ExampleResult) -> bool:
+    return ex.status == "ok" and ex.timing is not None and bool(ex.timing.stats.samples)
+
+
+def compare_runs(old_run: RunRecord, new_run: RunRecord,
+                 threshold: float = DEFAULT_THRESHOLD) -> list[CompareRow]:
     old_rows, new_rows = _rows(old_run), _rows(new_run)
     results = []
     for example_id in sorted(set(old_rows) | set(new_rows)):
         old, new = old_rows.get(example_id), new_rows.get(example_id)
-        row: dict[str, Any] = {"id": example_id}
         if old is None or new is None:
-            row["verdict"] = "only in new run" if old is None else "only in old run"
-        elif new["status"] != "ok" or "stats" not in new:
-            row["verdict"] = "failed" if old.get("status") == "ok" else "not measured"
-            row["reason"] = new.get("reason", "")
-        elif old["status"] != "ok" or "stats" not in old:
-            row["verdict"] = "not measured before"
+            row = CompareRow(example_id, "only in new run" if old is None else "only in old run")
+        elif not _timed(new):
+            row = CompareRow(example_id, "failed" if old.status == "ok" else "not measured",
+                             reason=new.reason)
+        elif not _timed(old):
+            row = CompareRow(example_id, "not measured before")
         else:
-            row["verdict"], row["ratio_ci"] = verdict(old["stats"]["samples"],
-                                                      new["stats"]["samples"], threshold)
-            row.update(old_ms=old["stats"]["median"], new_ms=new["stats"]["median"],
-                       old_speedup=old["speedup"], new_speedup=new["speedup"])
+            verdict_, ratio_ci = verdict(old.timing.stats.samples, new.timing.stats.samples,
+                                         threshold)
+            row = CompareRow(example_id, verdict_, ratio_ci=ratio_ci,
+                             old_ms=old.optimized_ms, new_ms=new.optimized_ms,
+                             old_speedup=old.speedup, new_speedup=new.speedup)
         results.append(row)
     return results
 
 
-def is_regression(row: dict[str, Any]) -> bool:
-    return row["verdict"] in ("slower", "failed")
+def is_regression(row: CompareRow) -> bool:
+    return row.verdict in ("slower", "failed")

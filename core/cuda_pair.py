@@ -4,17 +4,16 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-import torch
-
 from core.benchmark import BenchContext, Benchmark, Requirements
 from core.cuda import CudaLibrary, load
 
 
 class CudaPair(Benchmark):
-    """Loads `source` (a .cu file next to the subclass's module) and seeds a generator.
+    """Loads `source` (a .cu file next to the subclass's module) in setup().
 
-    Subclasses set `source` and implement `make_inputs()`, `run()` and `workload()`.
-    Output buffers should be pre-filled with NaN so an element a kernel never writes fails
+    Subclasses set `source`, implement make_inputs(seed), run(inputs) and workload(), and
+    call `super().setup(ctx)` if they add to setup(). Output buffers allocated in setup()
+    should be NaN-filled (`self.nan_like`), so an element a kernel never writes fails
     verification instead of passing on leftover memory.
     """
 
@@ -24,18 +23,3 @@ class CudaPair(Benchmark):
     def setup(self, ctx: BenchContext) -> None:
         here = Path(inspect.getfile(type(self))).parent
         self.lib: CudaLibrary = load(here / self.source)  # built once, cached under build/
-        self.gen = torch.Generator(device=ctx.device).manual_seed(ctx.seed)
-        self.device = ctx.device
-        self.make_inputs()
-
-    def make_inputs(self) -> None:
-        raise NotImplementedError
-
-    def randn(self, *shape: int) -> torch.Tensor:
-        return torch.randn(*shape, generator=self.gen, device=self.device)
-
-    def nan_like(self, tensor: torch.Tensor) -> torch.Tensor:
-        return torch.full_like(tensor, float("nan"))
-
-    def sm_count(self) -> int:
-        return torch.cuda.get_device_properties(self.device).multi_processor_count

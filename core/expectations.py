@@ -8,11 +8,11 @@ whose median speedup is below the floor but whose interval reaches it is inconcl
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from core import atomic
 
 SCHEMA = 1
 DEFAULT_TOLERANCE = 0.10
@@ -85,12 +85,4 @@ def update(path: Path, hardware_key: str, entries: dict[str, dict[str, Any]]) ->
             entry = {**entry, "tolerance": examples[name]["tolerance"]}  # a hand-set override
         examples[name] = entry
     document = {"schema": SCHEMA, "hardware_key": hardware_key, "examples": examples}
-    text = json.dumps(document, indent=2, sort_keys=True) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic.write_text(path, json.dumps(document, indent=2, sort_keys=True) + "\n")

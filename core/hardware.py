@@ -220,3 +220,18 @@ def store_peaks(info: dict[str, Any], peaks: dict[str, float]) -> Path:
     tmp.write_text(json.dumps(cache, indent=2, sort_keys=True))
     tmp.replace(path)
     return path
+
+
+def probe() -> dict[str, Any]:
+    """What a run records about the device: fingerprint, capability and same-run ceilings
+    (plus the precisions `hw peak` cached for this device). Runs in a child process."""
+    import torch
+
+    info: dict[str, Any] = {"fingerprint": fingerprint(), "ceilings": {}}
+    if torch.cuda.is_available():
+        info["capability"] = list(torch.cuda.get_device_capability())
+        measured = measure_ceilings()
+        cached = (cached_peaks(info["fingerprint"]) or {}).get("ceilings", {})
+        info["ceilings"] = {**cached, **measured}
+        info["ceilings_from_hw_peak"] = sorted(set(cached) - set(measured))
+    return info

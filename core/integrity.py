@@ -1,99 +1,130 @@
-"""Anti-cheat checks: ways a benchmark can look fast without doing its work.
+"""Anti-cheat rules that are not output verification: ways a pair can look fast without
+doing its work, and the messages that name them.
 
-Each check returns a message when it catches something, or None:
-- `escaped_work`: GPU work left running outside the timed stream (wall time ≫ event span);
-- `input_mutations` / `stale_outputs`: run() changing its inputs (so later calls get easier),
-  or returning a buffer prepared in setup() that run() never wrote.
-The runner also re-verifies every side on fresh inputs between timing rounds
-(core.child), which catches results cached after the first calls.
+- `escaped_work`: GPU work the samples do not account for (left on a stream the timing
+  events never see);
+- `Guard`: the timing, verification and result-writing functions a pair could replace;
+- `alias_problem` / `mutation_problem`: run() returning or changing its inputs.
+
+The rules built on harness-owned inputs (fresh values between timed batches, timed outputs
+checked against the baseline on the same values, reference() per seed) live in core.child.
 """
 from __future__ import annotations
 
-from typing import Any
+import builtins
+import json
+import os
+import sys
+import time
+from types import ModuleType
+from typing import Any, Iterable
 
-import torch
-
-from core.timing import Batch
-
-# Honest batches differ from the event span by launch + sync latency (tens of µs); work left
-# on a side stream shows up as wall time beyond the span by about its own length.
-ESCAPE_SLACK_MS = 0.5
-ESCAPE_FRACTION = 0.25
+# Honest batches leave unaccounted only the host's own time between samples (loop and event
+# calls, measured per run as the launch gap) and the final synchronize's latency. Work left on
+# another stream leaves its whole length unaccounted, however the host was slowed meanwhile.
+ESCAPE_SLACK_MS = 0.3  # per batch: the first enqueue and the final synchronize
+GAP_FACTOR = 3.0  # per sample: this many launch gaps...
+GAP_FLOOR_MS = 0.004  # ...plus this, for jitter in the host loop
 
 
-def escaped_work(batches: list[Batch], device: str) -> str | None:
-    """Flag a side whose synchronized wall time exceeds its event span beyond latency."""
+def escaped_work(batches: Iterable[Any], gap_ms: float, device: str) -> str | None:
+    """Flag a side whose batches' wall time exceeds what its samples and the harness's own
+    work account for, beyond the host's measured loop overhead."""
+    batches = list(batches)
     if not device.startswith("cuda") or not batches:
         return None
-    excess = sum(b.wall_ms - b.span_ms for b in batches)
-    span = sum(b.span_ms for b in batches)
-    allowed = ESCAPE_SLACK_MS * len(batches) + ESCAPE_FRACTION * span
-    if excess > allowed:
-        return (f"work escaped the timed stream: the device was busy {excess:.2f} ms beyond the "
-                f"events' span of {span:.2f} ms (allowed {allowed:.2f} ms); run() must enqueue "
-                f"its work on torch.cuda.current_stream() or wait for other streams")
+    calls = sum(len(b.samples_ms) for b in batches)
+    # each harness step between samples costs about one more loop gap
+    steps = calls + sum(len(b.samples_ms) if b.harness_ms else 0 for b in batches) + len(batches)
+    wall = sum(b.wall_ms for b in batches)
+    accounted = sum(sum(b.samples_ms) + b.harness_ms for b in batches)
+    allowed = ESCAPE_SLACK_MS * len(batches) + steps * (GAP_FACTOR * gap_ms + GAP_FLOOR_MS)
+    unaccounted = wall - accounted
+    if unaccounted > allowed:
+        return (f"work escaped the timed stream: {unaccounted:.2f} ms of the batches' "
+                f"{wall:.2f} ms wall time is in no sample (the samples hold {accounted:.2f} ms; "
+                f"allowed {allowed:.2f} ms for the host loop); run() must enqueue its work on "
+                f"torch.cuda.current_stream() or make it wait for the other streams it used")
     return None
 
 
-def tensor_attributes(bench: object) -> dict[str, torch.Tensor]:
-    """The benchmark's tensors: attributes, and tensors inside list/tuple/dict attributes."""
-    found: dict[str, torch.Tensor] = {}
-    for name, value in vars(bench).items():
-        if isinstance(value, torch.Tensor):
-            found[name] = value
-        elif isinstance(value, (list, tuple)):
-            found.update({f"{name}[{i}]": v for i, v in enumerate(value) if isinstance(v, torch.Tensor)})
-        elif isinstance(value, dict):
-            found.update({f"{name}[{k!r}]": v for k, v in value.items() if isinstance(v, torch.Tensor)})
-    return found
+def alias_problem(aliases: list[str]) -> str | None:
+    if not aliases:
+        return None
+    return (f"run() returned its input ({', '.join(aliases)}): an output that is the input "
+            f"tensor is transformed again by every call, or left as it was; write the result to "
+            f"an output buffer, or declare `inplace = True` if writing into the inputs is the "
+            f"technique (the harness then hands each call a fresh copy)")
 
 
-def copy_state(bench: object) -> dict[str, torch.Tensor]:
-    """Copies of the benchmark's tensors right after setup()."""
-    return {name: t.detach().clone() for name, t in tensor_attributes(bench).items()}
+def mutation_problem(changed: list[str]) -> str | None:
+    if not changed:
+        return None
+    return (f"run() modified its inputs ({', '.join(changed)}); later calls would see different "
+            f"data. Write results to outputs (a workspace attribute is fine), or declare "
+            f"`inplace = True` if writing into the inputs is the technique")
 
 
-def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+class Guard:
+    """Remembers the functions a pair could replace to fake its numbers; names what changed.
+
+    Built in the child before any pair module is imported. Watched: the clocks of `time`,
+    torch.cuda's synchronize/events/streams, the tensor methods and torch functions that
+    verification uses, json/os functions that write the result, and every function of the
+    harness's own modules (core.*). A pair has no business replacing any of them.
+    """
+
+    def __init__(self, extra_modules: Iterable[ModuleType] = ()):
+        import torch
+
+        self._owners: dict[str, Any] = {
+            "time": time, "json": json, "os": os, "builtins": builtins,
+            "torch": torch, "torch.Tensor": torch.Tensor, "torch.cuda": torch.cuda,
+            "torch.cuda.Event": torch.cuda.Event, "torch.cuda.Stream": torch.cuda.Stream,
+        }
+        for name, module in list(sys.modules.items()):
+            if name == "core" or name.startswith("core."):
+                self._owners[name] = module
+        for module in extra_modules:
+            self._owners[module.__name__] = module
+        self._snapshot = {owner: self._watched(obj, owner.startswith("core"))
+                          for owner, obj in self._owners.items()}
+
+    @staticmethod
+    def _watched(obj: Any, ours: bool) -> dict[str, Any]:
+        """The owner's callables by identity (and, in aisp's modules, plain settings by value).
+
+        In third-party owners private names are skipped (torch rebinds some lazily), but
+        dunder methods are kept: verification relies on `Tensor.__sub__` and friends."""
+        out = {}
+        for name, value in list(vars(obj).items()):
+            private = name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+            if private and not ours:
+                continue
+            if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
+                out[name] = value
+            elif ours and isinstance(value, (int, float, str, tuple, frozenset)) and not name.startswith("__"):
+                out[name] = value
+        return out
+
+    def tampered(self) -> list[str]:
+        """`owner.name` for every watched attribute now different or deleted."""
+        changed = []
+        for owner, before in self._snapshot.items():
+            now = vars(self._owners[owner])
+            for name, value in before.items():
+                current = now.get(name, _MISSING)
+                if current is not value and current != value:
+                    changed.append(f"{owner}.{name}")
+        return changed
+
+    def problem(self) -> str | None:
+        changed = self.tampered()
+        if not changed:
+            return None
+        return (f"replaced harness or timing functions ({', '.join(changed[:8])}"
+                f"{', ...' if len(changed) > 8 else ''}); a pair must not patch the clocks, "
+                f"torch, or aisp's own modules")
 
 
-def _equal(before: torch.Tensor, after: torch.Tensor) -> bool:
-    """Bitwise equality, so NaN-filled output buffers compare equal to themselves."""
-    if before.shape != after.shape or before.dtype != after.dtype:
-        return False
-    return torch.equal(before.reshape(-1).view(torch.uint8), after.reshape(-1).view(torch.uint8))
-
-
-def input_mutations(bench: object, before: dict[str, torch.Tensor],
-                    outputs: list[torch.Tensor]) -> str | None:
-    """Tensors that run() changed although they are not among its outputs."""
-    changed = []
-    for name, tensor in tensor_attributes(bench).items():
-        if name not in before or any(_same_storage(tensor, out) for out in outputs):
-            continue
-        if not _equal(before[name], tensor):
-            changed.append(name)
-    if changed:
-        return (f"run() modified its inputs ({', '.join(changed)}); later calls would see "
-                f"different data. Write results to outputs, or set `mutates_inputs = True` if "
-                f"the state change is the work (e.g. an optimizer step)")
-    return None
-
-
-def stale_outputs(bench: object, before: dict[str, torch.Tensor],
-                  outputs: list[torch.Tensor]) -> str | None:
-    """An output that is a setup()-time buffer whose contents run() did not change."""
-    for name, tensor in tensor_attributes(bench).items():
-        if name not in before:
-            continue
-        for out in outputs:
-            if _same_storage(tensor, out) and _equal(before[name], tensor):
-                return (f"run() returned `{name}`, a buffer filled in setup() that run() did not "
-                        f"write; compute the output in run() (pre-fill output buffers with NaN)")
-    return None
-
-
-def output_tensors(output: Any) -> list[torch.Tensor]:
-    from core.verify import flatten
-
-    return [t for _, t in flatten(output)]
+_MISSING = object()

@@ -160,3 +160,56 @@ def which(tool: str) -> str | None:
         if (base / tool).exists():
             return str(base / tool)
     return None
+
+
+# --- entry points run inside a child process (core.child --profile-*) --------------------
+
+def _prepared_sides(spec: Any, device: str) -> dict[str, tuple[Any, Any]]:
+    """Every side of `spec`, set up, with the inputs of one seed and two warm-up calls,
+    each phase inside its own NVTX range. Returns side → (benchmark, inputs)."""
+    from core.benchmark import BenchContext
+    from core.pairfile import load_benchmark
+
+    paths = {"baseline": spec.baseline, **{e["name"]: e["path"] for e in spec.examples}}
+    sides, inputs = {}, None
+    for name, path in paths.items():
+        bench = load_benchmark(Path(path))
+        with nvtx_range(range_name(name, "setup")):
+            bench.ctx = BenchContext(seed=spec.seed, device=device)
+            bench.setup(bench.ctx)
+            if inputs is None:  # the baseline's builder, shared by every side
+                inputs = bench.make_inputs(spec.seed + 1)
+        with nvtx_range(range_name(name, "warmup")):
+            for _ in range(2):
+                bench.run(inputs)
+            if device == "cuda":
+                import torch
+
+                torch.cuda.synchronize()
+        sides[name] = (bench, inputs)
+    return sides
+
+
+def profile_minimal(spec: Any, out_dir: Path) -> dict[str, Any]:
+    """One torch.profiler trace per side (NVTX-annotated), with its top kernels."""
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    report = {}
+    for name, (bench, inputs) in _prepared_sides(spec, device).items():
+        path = out_dir / f"{name}.trace.json"
+        report[name] = {"trace": str(path),
+                        "top": trace(lambda: bench.run(inputs), path, name, device)}
+    return report
+
+
+def profile_side(spec: Any, side: str) -> None:
+    """One timed iteration of one side inside its NVTX range, for ncu/nsys to capture."""
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    bench, inputs = _prepared_sides(spec, device)[side]
+    with nvtx_range(range_name(side, "timed")):
+        bench.run(inputs)
+    if device == "cuda":
+        torch.cuda.synchronize()

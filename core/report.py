@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from tabulate import tabulate
 
 from core.metrics import headline
+from core.record import ExampleResult, PairResult, RunRecord
 
 IMPLAUSIBLE_SPEEDUP = 20.0  # above this, outside `teaching` pairs, suspect the baseline
 HEADERS = ["pair", "baseline ms", "optimized ms", "speedup", "optimized rate", "% ceiling",
@@ -20,24 +20,26 @@ def _ms(value: float | None) -> str:
     return f"{value:.4f}" if value < 1 else f"{value:.3f}" if value < 100 else f"{value:.1f}"
 
 
-def row(ex: dict[str, Any]) -> list[str]:
-    label = ex["id"] + (" [teaching]" if ex.get("teaching") else "")
-    if ex["status"] != "ok":
-        verify = ex.get("verification", {})
-        status = "FAILED" if ex["status"] == "failed" else "SKIPPED"
-        if verify and not verify.get("ok", True):
+def row(ex: ExampleResult) -> list[str]:
+    label = ex.id + (" [teaching]" if ex.teaching else "")
+    verification = ex.verification
+    if ex.status != "ok":
+        status = "FAILED" if ex.status == "failed" else "SKIPPED"
+        if verification is not None and not verification.ok:
             status = "MISMATCH"
         return [label, "-", "-", "-", "-", "-", status, "-"]
-    rates = ex.get("rates", {})
-    lo, hi = ex["speedup_ci"]
-    pct = rates.get("pct_of_ceiling")
-    verification = ex.get("verification", {})
+    rates = ex.timing.rates if ex.timing else None
+    pct = rates.pct_of_ceiling if rates else None
+    if ex.speedup is not None:
+        lo, hi = ex.speedup_ci or (ex.speedup, ex.speedup)
+        speedup = f"{ex.speedup:.2f}x [{lo:.2f}-{hi:.2f}]"
+    else:
+        speedup = "-"
     return [
-        label, _ms(ex.get("baseline_ms")), _ms(ex.get("optimized_ms")),
-        f"{ex['speedup']:.2f}x [{lo:.2f}-{hi:.2f}]", headline(rates),
+        label, _ms(ex.baseline_ms), _ms(ex.optimized_ms), speedup, headline(rates),
         f"{pct:.0f}%" if pct is not None else "-",
-        f"ok ({verification.get('max_rel_err', 0):.0e} rel)" if verification else "ok",
-        ex.get("expectation", {}).get("status", "-"),
+        f"ok ({verification.max_rel_err:.0e} rel)" if verification is not None else "ok",
+        ex.expectation.status if ex.expectation is not None else "-",
     ]
 
 
@@ -47,47 +49,47 @@ _SLOWDOWN_REASONS = {0x4: "software power cap", 0x8: "hardware slowdown",
                      0x80: "power brake"}
 
 
-def throttle_notes(pairs: list[dict[str, Any]]) -> list[str]:
+def throttle_notes(pairs: list[PairResult]) -> list[str]:
     lines = []
     for pair in pairs:
-        reasons = pair.get("clocks_end", {}).get("throttle_reasons", 0)
+        reasons = pair.clocks_end.get("throttle_reasons") or 0
         names = [name for bit, name in _SLOWDOWN_REASONS.items() if reasons & bit]
         if names:
-            start, end = pair.get("clocks_start", {}), pair["clocks_end"]
-            lines.append(f"THROTTLED {pair['pair']}: {', '.join(names)} at the end of the pair "
+            start, end = pair.clocks_start, pair.clocks_end
+            lines.append(f"THROTTLED {pair.pair}: {', '.join(names)} at the end of the pair "
                          f"(SM clock {end.get('sm_clock_mhz')} MHz, {end.get('temperature_c')} °C; "
                          f"{start.get('temperature_c')} °C at its start); its numbers may be low")
     return lines
 
 
-def notes(rows: list[dict[str, Any]]) -> list[str]:
+def notes(rows: list[ExampleResult]) -> list[str]:
     """Failures and skips with their reasons, gate messages, implausible-speedup warnings."""
     lines = []
     for ex in rows:
-        if ex["status"] != "ok":
-            lines.append(f"{ex['status'].upper()} {ex['id']}: {ex.get('reason', '')}")
+        if ex.status != "ok":
+            lines.append(f"{ex.status.upper()} {ex.id}: {ex.reason}")
             continue
-        gate = ex.get("expectation", {})
-        if gate.get("status") in ("regression", "inconclusive"):
-            lines.append(f"{gate['status'].upper()} {ex['id']}: {gate['message']}")
-        if ex["speedup"] > IMPLAUSIBLE_SPEEDUP and not ex.get("teaching"):
-            lines.append(f"WARNING {ex['id']}: speedup {ex['speedup']:.1f}x exceeds "
+        gate = ex.expectation
+        if gate is not None and gate.status in ("regression", "inconclusive"):
+            lines.append(f"{gate.status.upper()} {ex.id}: {gate.message}")
+        if ex.speedup is not None and ex.speedup > IMPLAUSIBLE_SPEEDUP and not ex.teaching:
+            lines.append(f"WARNING {ex.id}: speedup {ex.speedup:.1f}x exceeds "
                          f"{IMPLAUSIBLE_SPEEDUP:g}x; check the baseline is what a competent "
                          f"engineer would write first (or tag the pair `teaching`)")
     return lines
 
 
-def table(rows: list[dict[str, Any]], fmt: str = "simple") -> str:
+def table(rows: list[ExampleResult], fmt: str = "simple") -> str:
     return tabulate([row(ex) for ex in rows], headers=HEADERS, tablefmt=fmt, disable_numparse=True)
 
 
-def render(result: dict[str, Any], fmt: str = "table") -> str:
-    """`result` is RunResult.to_dict(); fmt is table | markdown | json."""
+def render(record: RunRecord, fmt: str = "table") -> str:
+    """fmt is table | markdown | json (the record's JSON form, as in results.json)."""
     if fmt == "json":
-        return json.dumps(result, indent=2)
-    rows = [ex for pair in result["pairs"] for ex in pair["examples"]]
-    fp = result["fingerprint"]
-    ceilings = result.get("ceilings", {})
+        return json.dumps(record.to_dict(), indent=2)
+    rows = record.rows
+    fp = record.fingerprint
+    ceilings = record.ceilings
     parts = [f"device: {fp.get('device')} (key {fp.get('hardware_key')}), torch {fp.get('torch')}, "
              f"CUDA {fp.get('cuda_runtime')}, driver {fp.get('driver', '-')}"]
     if ceilings:
@@ -96,22 +98,22 @@ def render(result: dict[str, Any], fmt: str = "table") -> str:
             f"{v:.0f} {'GB/s' if k.endswith('gbps') else 'TFLOP/s'}" for k, v in ceilings.items()))
     parts.append("")
     parts.append(table(rows, "github" if fmt == "markdown" else "simple"))
-    extra = notes(rows) + throttle_notes(result["pairs"])
+    extra = notes(rows) + throttle_notes(record.pairs)
     if extra:
         parts += ["", *extra]
-    if result.get("expectation_updates"):
-        parts += ["", "updated: " + ", ".join(result["expectation_updates"])]
-    parts += ["", f"results: {result['run_dir']}/results.json"]
+    if record.expectation_updates:
+        parts += ["", "updated: " + ", ".join(record.expectation_updates)]
+    parts += ["", f"results: {record.run_dir}/results.json"]
     return "\n".join(parts)
 
 
-def _profile_lines(pairs: list[dict[str, Any]]) -> list[str]:
+def _profile_lines(pairs: list[PairResult]) -> list[str]:
     lines: list[str] = []
     for pair in pairs:
-        profile = pair.get("profile")
+        profile = pair.profile
         if not profile:
             continue
-        lines += ["", f"### {pair['pair']} ({profile['mode']})", ""]
+        lines += ["", f"### {pair.pair} ({profile['mode']})", ""]
         if profile.get("status") == "skipped":
             lines.append(f"skipped: {profile['reason']}")
             continue
@@ -148,27 +150,27 @@ def _fmt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def summary_markdown(result: dict[str, Any], charts: list[str] | None = None) -> str:
+def summary_markdown(record: RunRecord, charts: list[str] | None = None) -> str:
     """summary.md: environment, ceilings, the table, failures and notes, profiles."""
-    rows = [ex for pair in result["pairs"] for ex in pair["examples"]]
-    fp = result["fingerprint"]
+    rows = record.rows
+    fp = record.fingerprint
     env_keys = ("device", "hardware_key", "compute_capability", "sm_count", "memory_gib",
                 "l2_mib", "driver", "cuda_runtime", "torch", "nvcc", "git_commit", "host")
-    lines = [f"# aisp run {Path(result['run_dir']).name}", ""]
-    if result.get("interrupted"):
+    lines = [f"# aisp run {Path(record.run_dir).name}", ""]
+    if record.interrupted:
         lines += ["**Interrupted**: the pairs below finished before Ctrl-C.", ""]
     lines += ["## Environment", "",
               tabulate([[k, fp.get(k)] for k in env_keys if fp.get(k) is not None],
                        tablefmt="github", headers=["", ""]), ""]
-    if result.get("ceilings"):
+    if record.ceilings:
         lines += ["## Ceilings measured in this run", "",
-                  tabulate([[k, f"{v:.1f}"] for k, v in result["ceilings"].items()],
+                  tabulate([[k, f"{v:.1f}"] for k, v in record.ceilings.items()],
                            headers=["ceiling", "value"], tablefmt="github", disable_numparse=True), ""]
     lines += ["## Results", "", table(rows, "github"), ""]
-    extra = notes(rows) + throttle_notes(result["pairs"])
+    extra = notes(rows) + throttle_notes(record.pairs)
     if extra:
         lines += ["## Failures and notes", "", *[f"- {line}" for line in extra], ""]
-    profile = _profile_lines(result["pairs"])
+    profile = _profile_lines(record.pairs)
     if profile:
         lines += ["## Profiles", *profile, ""]
     if charts:
@@ -177,15 +179,16 @@ def summary_markdown(result: dict[str, Any], charts: list[str] | None = None) ->
     return "\n".join(lines)
 
 
-def write_reports(result: dict[str, Any], run_dir: Path) -> list[Path]:
-    """summary.md and the charts next to results.json; a chart that fails is skipped."""
+def write_reports(record: RunRecord, run_dir: Path | None = None) -> list[Path]:
+    """summary.md and the charts next to results.json (in `run_dir`, default the record's);
+    a chart with nothing to show is left out."""
     from core import plots
 
-    run_dir = Path(run_dir)
-    rows = [ex for pair in result["pairs"] for ex in pair["examples"]]
+    run_dir = Path(record.run_dir if run_dir is None else run_dir)
+    rows = record.rows
     charts = [chart for chart in (
         plots.speedups(rows, run_dir / "speedups.png"),
-        plots.roofline(rows, result.get("ceilings", {}), run_dir / "roofline.png")) if chart]
+        plots.roofline(rows, record.ceilings, run_dir / "roofline.png")) if chart]
     summary = run_dir / "summary.md"
-    summary.write_text(summary_markdown(result, [c.name for c in charts]))
+    summary.write_text(summary_markdown(record, [c.name for c in charts]))
     return [summary, *charts]

@@ -1,21 +1,21 @@
 """`python chNN/baseline_x.py`: run one benchmark in this process and print its numbers.
 
 For a quick look while editing a kernel; `bench run` is the real measurement (child
-process, verification against the baseline, interleaving, expectations).
+process, verification against the baseline, integrity checks, interleaving, expectations).
 """
 from __future__ import annotations
 
 import sys
 from typing import Callable
 
-from core.benchmark import BenchContext, validate
-from core.child import unmet_requirement
+from core.benchmark import BenchContext, Benchmark, validate
 from core.metrics import headline, rates
+from core.pairfile import unmet_requirement
 from core.stats import summarize
 from core.timing import StopPolicy, interleaved
 
 
-def main(get_benchmark: Callable[[], object], seed: int = 0) -> None:
+def main(get_benchmark: Callable[[], Benchmark], seed: int = 0) -> None:
     import torch
 
     origin = sys.argv[0]
@@ -26,11 +26,11 @@ def main(get_benchmark: Callable[[], object], seed: int = 0) -> None:
     if why:
         print(f"{origin}: skipped: {why}")
         sys.exit(0)
-    bench.setup(BenchContext(seed=seed, device=device))
-    measurement = interleaved({"run": bench.run}, StopPolicy(), device)
+    bench.ctx = BenchContext(seed=seed, device=device)
+    bench.setup(bench.ctx)
+    inputs = bench.make_inputs(seed)
+    measurement = interleaved({"run": lambda: bench.run(inputs)}, StopPolicy(), device)
     stats = summarize(measurement.samples_ms["run"])
-    w = bench.workload()
-    r = rates({"bytes": w.bytes, "flops": w.flops, "flops_dtype": w.flops_dtype, "units": w.units,
-               "unit_name": w.unit_name, "bound": w.bound}, stats.median, {})
+    r = rates(bench.workload(), stats.median, {})
     print(f"{origin} on {device}: median {stats.median:.4f} ms "
           f"(p10 {stats.p10:.4f}, p90 {stats.p90:.4f}, n={stats.n}), {headline(r)}")

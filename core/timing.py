@@ -5,31 +5,62 @@ after a batch of samples, never between samples; enqueue each sample's start eve
 work and its end event back to back, and read all events after the final sync. A host
 sync per sample would put the launch gap inside every sample (+5..20% on sub-ms kernels).
 
-In `cold` mode an L2 flush (a write over a buffer twice the L2) is enqueued before each
-start event, so every sample starts with a cold cache and the flush itself is not timed.
+The harness's own work between samples (an L2 flush in `cold` mode, a fresh copy of the
+inputs for `inplace` pairs, the copy of one sample's output for the timed-output check) is
+enqueued outside the start/end events and timed by its own events, so the escape check
+(core.integrity) can account for every millisecond of the batch's wall time.
 
 Baseline and optimized are measured in alternating rounds, so clock or thermal drift hits
 both alike, until each side's median is known to ±1% (or a cap is reached).
+
+The timing functions are bound here, when the harness is imported and before any pair
+module is: a pair that replaces `time.perf_counter` or `torch.cuda.Event.elapsed_time`
+does not change what is measured, and core.integrity.Guard reports the replacement.
 """
 from __future__ import annotations
 
 import math
+import random
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import torch
+
 from core.stats import summarize
+
+# Bound before any pair module is imported (core.child imports this module first).
+_perf_counter = time.perf_counter
+_Event = torch.cuda.Event
+_record = torch.cuda.Event.record
+_elapsed = torch.cuda.Event.elapsed_time
+_synchronize = torch.cuda.synchronize
 
 Fn = Callable[[], Any]
 
 
 @dataclass
 class Batch:
-    """One batch of samples of one side, plus the numbers the side-stream check needs."""
+    """One batch of samples of one side, plus what the escape check needs."""
 
     samples_ms: list[float]
-    span_ms: float  # GPU time from the first start event to the last end event
     wall_ms: float  # host time from before the first enqueue to after the final sync
+    harness_ms: float = 0.0  # the harness's own work between samples (GPU time on CUDA)
+    captured_at: int | None = None  # which sample's output was captured
+
+
+@dataclass
+class Timed:
+    """One side as the timing loop sees it.
+
+    call:    one run() on the current inputs; returns the output
+    before:  harness work enqueued before every sample (L2 flush, fresh inputs); not timed
+    capture: receives the output of one sample per batch, at a position drawn at random
+    """
+
+    call: Fn
+    before: Fn | None = None
+    capture: Callable[[Any], None] | None = None
 
 
 @dataclass
@@ -56,8 +87,6 @@ class L2Flusher:
     """Writes over a buffer twice the L2 size; allocated once, reused for every sample."""
 
     def __init__(self, device: str = "cuda"):
-        import torch
-
         l2_bytes = torch.cuda.get_device_properties(device).L2_cache_size
         self.buffer = torch.empty(max(2 * l2_bytes, 1 << 20), dtype=torch.uint8, device=device)
 
@@ -65,37 +94,74 @@ class L2Flusher:
         self.buffer.fill_(1)
 
 
-def measure_cuda(fn: Fn, n: int, flush: Fn | None = None) -> Batch:
-    import torch
-
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    torch.cuda.synchronize()
-    wall0 = time.perf_counter()
-    for start, end in zip(starts, ends):
-        if flush is not None:
-            flush()
-        start.record()
-        fn()
-        end.record()
-    torch.cuda.synchronize()
-    wall_ms = (time.perf_counter() - wall0) * 1e3
-    samples = [s.elapsed_time(e) for s, e in zip(starts, ends)]
-    return Batch(samples, starts[0].elapsed_time(ends[-1]), wall_ms)
+def _bracket(fn: Callable[[], Any], pairs: list[tuple[Any, Any]]) -> Any:
+    start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+    _record(start)
+    out = fn()
+    _record(end)
+    pairs.append((start, end))
+    return out
 
 
-def measure_cpu(fn: Fn, n: int, flush: Fn | None = None) -> Batch:
-    samples = []
-    wall0 = time.perf_counter()
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    wall_ms = (time.perf_counter() - wall0) * 1e3
-    return Batch(samples, wall_ms, wall_ms)
+def measure_cuda(fn: Fn, n: int, before: Fn | None = None, capture_at: int | None = None,
+                 capture: Callable[[Any], None] | None = None) -> Batch:
+    starts = [_Event(enable_timing=True) for _ in range(n)]
+    ends = [_Event(enable_timing=True) for _ in range(n)]
+    harness: list[tuple[Any, Any]] = []
+    _synchronize()
+    wall0 = _perf_counter()
+    for i in range(n):
+        if before is not None:
+            _bracket(before, harness)
+        _record(starts[i])
+        out = fn()
+        _record(ends[i])
+        if i == capture_at and capture is not None:
+            _bracket(lambda: capture(out), harness)
+        del out
+    _synchronize()
+    wall_ms = (_perf_counter() - wall0) * 1e3
+    samples = [_elapsed(s, e) for s, e in zip(starts, ends)]
+    harness_ms = sum(_elapsed(s, e) for s, e in harness)
+    return Batch(samples, wall_ms, harness_ms, capture_at)
 
 
-def warm_up(fn: Fn, measure: Callable[[Fn, int], Batch], min_calls: int = 3,
+def measure_cpu(fn: Fn, n: int, before: Fn | None = None, capture_at: int | None = None,
+                capture: Callable[[Any], None] | None = None) -> Batch:
+    samples, harness_ms = [], 0.0
+    wall0 = _perf_counter()
+    for i in range(n):
+        if before is not None:
+            t = _perf_counter()
+            before()
+            harness_ms += (_perf_counter() - t) * 1e3
+        t0 = _perf_counter()
+        out = fn()
+        samples.append((_perf_counter() - t0) * 1e3)
+        if i == capture_at and capture is not None:
+            t = _perf_counter()
+            capture(out)
+            harness_ms += (_perf_counter() - t) * 1e3
+    wall_ms = (_perf_counter() - wall0) * 1e3
+    return Batch(samples, wall_ms, harness_ms, capture_at)
+
+
+def measurer(device: str) -> Callable[..., Batch]:
+    return measure_cuda if device.startswith("cuda") else measure_cpu
+
+
+def launch_gap_ms(device: str, calls: int = 200) -> float:
+    """The host's own time between two samples of an empty call: loop and event overhead.
+
+    An honest launch-bound side leaves about this much of each sample's wall time
+    unaccounted for; the escape check allows a multiple of it (core.integrity)."""
+    measure = measurer(device)
+    measure(lambda: None, 20)  # warm the path
+    batch = measure(lambda: None, calls)
+    return max(0.0, (batch.wall_ms - sum(batch.samples_ms)) / calls)
+
+
+def warm_up(fn: Fn, measure: Callable[..., Batch], min_calls: int = 3,
             min_time_s: float = 0.05, max_calls: int = 200) -> tuple[float, int]:
     """Call `fn` until it has run `min_calls` times and for `min_time_s`; the first calls
     pay for lazy initialization (module load, autotuning, allocator growth).
@@ -109,53 +175,77 @@ def warm_up(fn: Fn, measure: Callable[[Fn, int], Batch], min_calls: int = 3,
     return last, calls
 
 
-def interleaved(sides: dict[str, Fn], policy: StopPolicy, device: str = "cuda",
-                flush: Fn | None = None, warmup: int | None = None,
-                between_rounds: Callable[[int], set[str]] | None = None) -> Measurement:
+def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = "cuda",
+                warmup: int | None = None, before_round: Callable[[int], None] | None = None,
+                after_round: Callable[[int], set[str]] | None = None,
+                rng: random.Random | None = None,
+                after_batch: Callable[[str], bool] | None = None) -> Measurement:
     """Measure every side in alternating rounds until `policy` says stop.
 
-    `between_rounds(round)` runs after each round (the runner re-verifies outputs on fresh
-    inputs there); the sides it returns are dropped from further timing.
+    `before_round(round)` runs before each round (the child refills the inputs there);
+    `after_round(round)` after it (the child checks the captured outputs); the sides it
+    returns are dropped from further timing. `rng` draws each batch's capture position.
+    `after_batch(side)` runs after each batch; a side for which it returns True is dropped.
     """
-    sides = dict(sides)
-    measure = measure_cuda if device.startswith("cuda") else measure_cpu
+    timed = {name: s if isinstance(s, Timed) else Timed(s) for name, s in sides.items()}
+    rng = rng or random.Random()
+    measure = measurer(device)
     warm, estimate_ms = {}, {}
-    for name, fn in sides.items():
+    for name, side in timed.items():
+        call = _with_before(side)
         if warmup is not None:
             for _ in range(warmup):
-                fn()
-            estimate_ms[name] = measure(fn, 1).samples_ms[0]
+                call()
+            estimate_ms[name] = measure(side.call, 1, side.before).samples_ms[0]
             warm[name] = warmup + 1
         else:
-            estimate_ms[name], warm[name] = warm_up(fn, measure)
+            estimate_ms[name], warm[name] = warm_up(call, measure)
 
     per_round = {
         name: max(1, min(200, int(policy.round_time_s * 1e3 / max(est, 1e-4))))
         for name, est in estimate_ms.items()
     }
-    if policy.fixed_samples is not None:
-        per_round = {name: min(k, policy.fixed_samples) for name, k in per_round.items()}
-    samples: dict[str, list[float]] = {name: [] for name in sides}
-    batches: dict[str, list[Batch]] = {name: [] for name in sides}
+    if policy.fixed_samples is not None:  # at least two rounds, so the inputs change once
+        cap = max(1, math.ceil(policy.fixed_samples / 2))
+        per_round = {name: min(k, cap) for name, k in per_round.items()}
+    samples: dict[str, list[float]] = {name: [] for name in timed}
+    batches: dict[str, list[Batch]] = {name: [] for name in timed}
     rounds = 0
     while True:
         rounds += 1
-        for name, fn in sides.items():
+        if before_round is not None:
+            before_round(rounds)
+        for name, side in timed.items():
             k = per_round[name]
             if policy.fixed_samples is not None:
                 k = min(k, policy.fixed_samples - len(samples[name]))
                 if k <= 0:
                     continue
-            batch = measure(fn, k, flush)
+            at = rng.randrange(k) if side.capture is not None else None
+            batch = measure(side.call, k, side.before, at, side.capture)
             batches[name].append(batch)
             samples[name].extend(batch.samples_ms)
-        if between_rounds is not None:
-            for name in between_rounds(rounds):
-                sides.pop(name, None)
+        if after_batch is not None:
+            for name in [n for n in timed if after_batch(n)]:
+                timed.pop(name)
+                samples.pop(name)
+        if after_round is not None:
+            for name in after_round(rounds):
+                timed.pop(name, None)
                 samples.pop(name, None)
         reason = _stop_reason(samples, policy) if samples else "every side was dropped"
         if reason:
             return Measurement(samples, batches, rounds, reason, warm)
+
+
+def _with_before(side: Timed) -> Fn:
+    if side.before is None:
+        return side.call
+
+    def call() -> Any:
+        side.before()
+        return side.call()
+    return call
 
 
 def _stop_reason(samples: dict[str, list[float]], policy: StopPolicy) -> str | None:

@@ -57,8 +57,12 @@ def default_tolerance(dtype: torch.dtype) -> Tolerance:
     return EXACT  # integers and bools must match exactly
 
 
-def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None) -> Check:
-    """Compare the baseline's output (`expected`) with a variant's (`actual`)."""
+def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None,
+            same_dtype: bool = True) -> Check:
+    """Compare the baseline's output (`expected`) with a variant's (`actual`).
+
+    `same_dtype=False` for a reference() answer, which may be float64 where the side is not;
+    the tolerance then defaults by the side's (`actual`'s) dtype."""
     exp, act = flatten(expected), flatten(actual)
     if len(exp) != len(act):
         return Check(False, f"baseline returned {len(exp)} tensors, optimized {len(act)}")
@@ -66,13 +70,13 @@ def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None) -> C
     for (name, e), (_, a) in zip(exp, act):
         if e.shape != a.shape:
             return Check(False, f"{name}: shape {tuple(a.shape)} != baseline {tuple(e.shape)}")
-        if e.dtype != a.dtype:
+        if same_dtype and e.dtype != a.dtype:
             return Check(False, f"{name}: dtype {a.dtype} != baseline {e.dtype}")
         for side, t in (("optimized", a), ("baseline", e)):
             if t.is_floating_point() and not torch.isfinite(t).all():
                 bad = int((~torch.isfinite(t)).sum())
                 return Check(False, f"{name}: {side} output has {bad} NaN/Inf values")
-        tol = tolerance or default_tolerance(e.dtype)
+        tol = tolerance or default_tolerance(e.dtype if same_dtype else a.dtype)
         e64, a64 = e.detach().double(), a.detach().to(e.device).double()
         diff = (a64 - e64).abs()
         rel = diff / e64.abs().clamp_min(1e-12)

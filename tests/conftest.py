@@ -45,10 +45,9 @@ N = {VEC_N}
 class VecBench(Benchmark):
     supports_cpu = True
 
-    def setup(self, ctx: BenchContext) -> None:
-        gen = torch.Generator().manual_seed(ctx.seed)
-        self.x = torch.randn(N, generator=gen)
-        self.y = torch.randn(N, generator=gen)
+    def make_inputs(self, seed: int):
+        gen = self.generator(seed)
+        return self.randn(N, gen=gen), self.randn(N, gen=gen)
 
     def workload(self) -> Workload:
         return Workload(bytes=3 * N * 4, flops=N)
@@ -66,16 +65,16 @@ from ._vec_common import VecBench
 
 '''
 
-GOOD_RUN = "return self.x + self.y"
+GOOD_RUN = "x, y = inputs\nreturn x + y"
 
 
 def vec_pair_file(run: str = GOOD_RUN, *, attrs: str = "", setup: str = "",
                   factory: str = "Bench()") -> str:
     """Source of a pair file whose benchmark subclasses VecBench.
 
-    run:     body of run() (self.x, self.y are set up from ctx.seed)
-    attrs:   class attributes, e.g. "supports_cpu = False"
-    setup:   extra setup() statements, run after VecBench.setup
+    run:     body of run(self, inputs); inputs is (x, y), two vectors made from the seed
+    attrs:   class attributes or methods, e.g. "supports_cpu = False"
+    setup:   setup() statements (weights, workspaces)
     factory: what get_benchmark() returns
     """
     body = ""
@@ -84,7 +83,7 @@ def vec_pair_file(run: str = GOOD_RUN, *, attrs: str = "", setup: str = "",
     if setup.strip():
         body += ("    def setup(self, ctx):\n        super().setup(ctx)\n"
                  + textwrap.indent(textwrap.dedent(setup).strip(), " " * 8) + "\n\n")
-    body += "    def run(self):\n" + textwrap.indent(textwrap.dedent(run).strip(), " " * 8) + "\n"
+    body += "    def run(self, inputs):\n" + textwrap.indent(textwrap.dedent(run).strip(), " " * 8) + "\n"
     return (_HEADER + "class Bench(VecBench):\n" + body
             + f"\n\ndef get_benchmark():\n    return {factory}\n")
 
@@ -112,12 +111,14 @@ def vec_chapter_files(**variants: str) -> dict[str, str]:
     return files
 
 
-def spec_for(pair: Pair, examples: list[Example], iterations: int = 3, warmup: int = 1,
-             seed: int = 0) -> dict:
+def spec_for(pair: Pair, examples: list[Example], iterations: int | None = 3,
+             warmup: int | None = 1, seed: int = 0):
     """The spec core.runner.run_pair hands a child (for in-process core.child.run_pair)."""
-    return {"pair": pair.id, "baseline": str(pair.baseline), "seed": seed,
-            "iterations": iterations, "warmup": warmup,
-            "examples": [{"name": e.name, "id": e.id, "path": str(e.optimized)} for e in examples]}
+    from core.child import PairSpec
+
+    return PairSpec(pair=pair.id, baseline=str(pair.baseline), seed=seed, iterations=iterations,
+                    warmup=warmup, examples=[{"name": e.name, "id": e.id, "path": str(e.optimized)}
+                                             for e in examples])
 
 
 def _purge_fake_chapter_modules() -> None:

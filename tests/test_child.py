@@ -3,27 +3,43 @@ from __future__ import annotations
 
 import pytest
 
-from core.child import PairError, load_benchmark, run_pair, unmet_requirement
+import random
+
 from core.benchmark import Benchmark, Requirements
+from core.child import run_pair
+from core.pairfile import PairError, load_benchmark, unmet_requirement
 from core.discovery import select
 from tests.conftest import cpu_only, spec_for, vec_chapter_files, vec_pair_file
 
 pytestmark = cpu_only
 
 
-def _run(root, target="ch95", **kw):
+def _run(root, target="ch95", seed=7, **kw):
     (pair, examples), = select([target], root)
-    result = run_pair(spec_for(pair, examples, **kw))
-    return result, {e["name"]: e for e in result["examples"]}
+    result = run_pair(spec_for(pair, examples, **kw), random.Random(seed))
+    return result, {e.name: e for e in result.examples}
 
 
 def test_good_pair_in_process(in_process_root, make_chapter):
-    make_chapter("ch95", vec_chapter_files(default=vec_pair_file("return torch.add(self.x, self.y)")))
+    make_chapter("ch95", vec_chapter_files(default=vec_pair_file("return torch.add(*inputs)")))
     result, rows = _run(in_process_root, iterations=4)
-    assert result["status"] == "ok" and rows["vec"]["status"] == "ok"
-    assert rows["vec"]["stats"]["n"] == 4 and result["baseline"]["stats"]["n"] == 4
-    assert result["baseline"]["workload"]["bytes"] == 3 * 64 * 4
-    assert result["baseline"]["workload"]["bound"] == "memory"
+    assert result.status == "ok" and rows["vec"].status == "ok"
+    assert rows["vec"].timing.stats.n == 4 and result.baseline.stats.n == 4
+    assert result.baseline.workload.bytes == 3 * 64 * 4
+    assert result.baseline.workload.bound == "memory"
+    # the integrity record says which checks ran: two verification seeds, a refill per
+    # round (two rounds for 4 samples), a timed-output check per round
+    assert len(result.integrity.verify_seeds) == 2 and result.rounds == 2
+    assert len(result.integrity.timed_seeds) == 2 and result.integrity.timed_output_checks == 2
+    assert rows["vec"].verification.checks == 4
+
+
+def test_seeds_are_drawn_by_the_harness_and_recorded(in_process_root, make_chapter):
+    make_chapter("ch95", vec_chapter_files(default=vec_pair_file()))
+    first, _ = _run(in_process_root, seed=1)
+    second, _ = _run(in_process_root, seed=2)
+    assert first.integrity.verify_seeds != second.integrity.verify_seeds
+    assert 0 not in first.integrity.verify_seeds + first.integrity.timed_seeds
 
 
 def test_baseline_ignoring_the_seed_fails_the_pair(in_process_root, make_chapter):
@@ -31,9 +47,9 @@ def test_baseline_ignoring_the_seed_fails_the_pair(in_process_root, make_chapter
     files["baseline_vec.py"] = vec_pair_file("return torch.ones(4)")
     make_chapter("ch95", files)
     result, rows = _run(in_process_root)
-    assert result["status"] == "failed"
-    assert "ch95/baseline_vec.py" in rows["vec"]["reason"]
-    assert "identical for seeds 0 and 1" in rows["vec"]["reason"]
+    assert result.status == "failed"
+    assert "ch95/baseline_vec.py" in rows["vec"].reason
+    assert "identical for input seeds" in rows["vec"].reason
 
 
 def test_seed_insensitive_pair_may_opt_out(in_process_root, make_chapter):
@@ -42,21 +58,21 @@ def test_seed_insensitive_pair_may_opt_out(in_process_root, make_chapter):
     files["baseline_vec.py"] = const
     make_chapter("ch95", files)
     result, rows = _run(in_process_root)
-    assert rows["vec"]["status"] == "ok", rows["vec"].get("reason")
+    assert rows["vec"].status == "ok", rows["vec"].reason
 
 
 def test_tolerance_tuple_and_teardown(in_process_root, make_chapter):
     # 1% off: fails the fp32 default, passes the variant's own (rtol, atol) tuple
-    near = vec_pair_file("return (self.x + self.y) * 1.01",
+    near = vec_pair_file("return (inputs[0] + inputs[1]) * 1.01",
                          attrs="tolerance = (0.05, 0.0)\n"
                                "def teardown(self):\n    TORN.append(type(self).__name__)")
     files = vec_chapter_files(near="TORN = []\n" + near,
-                              strict=vec_pair_file("return (self.x + self.y) * 1.01"))
+                              strict=vec_pair_file("return (inputs[0] + inputs[1]) * 1.01"))
     make_chapter("ch95", files)
     result, rows = _run(in_process_root)
-    assert rows["vec_near"]["status"] == "ok", rows["vec_near"].get("reason")
-    assert rows["vec_near"]["verification"]["max_rel_err"] == pytest.approx(0.01, rel=1e-3)
-    assert rows["vec_strict"]["status"] == "failed"
+    assert rows["vec_near"].status == "ok", rows["vec_near"].reason
+    assert rows["vec_near"].verification.max_rel_err == pytest.approx(0.01, rel=1e-3)
+    assert rows["vec_strict"].status == "failed"
     import ch95.optimized_vec_near as module
 
     assert module.TORN == ["Bench"]  # teardown ran once, after timing
@@ -65,8 +81,48 @@ def test_tolerance_tuple_and_teardown(in_process_root, make_chapter):
 def test_non_tensor_output_is_a_clear_failure(in_process_root, make_chapter):
     make_chapter("ch95", vec_chapter_files(default=vec_pair_file("return 'done'")))
     result, rows = _run(in_process_root)
-    assert rows["vec"]["status"] == "failed"
-    assert "ch95/optimized_vec.py" in rows["vec"]["reason"] and "return tensors" in rows["vec"]["reason"]
+    assert rows["vec"].status == "failed"
+    assert "ch95/optimized_vec.py" in rows["vec"].reason and "return tensors" in rows["vec"].reason
+
+
+def test_a_variant_with_its_own_input_builder_is_rejected(in_process_root, make_chapter):
+    own = vec_pair_file(attrs="def make_inputs(self, seed):\n    return super().make_inputs(seed)")
+    make_chapter("ch95", vec_chapter_files(default=own))
+    _, rows = _run(in_process_root)
+    assert rows["vec"].status == "failed" and "share one input builder" in rows["vec"].reason
+
+
+def test_reference_catches_a_bug_both_sides_share(in_process_root, make_chapter):
+    # both sides compute x - y; the reference says x + y: the pair fails at the baseline
+    wrong = vec_pair_file("x, y = inputs\nreturn x - y",
+                          attrs="def reference(self, inputs):\n    return (inputs[0].double() + inputs[1].double())")
+    files = vec_chapter_files(default=wrong)
+    files["baseline_vec.py"] = wrong
+    make_chapter("ch95", files)
+    result, rows = _run(in_process_root)
+    assert result.status == "failed" and "disagrees with reference()" in result.reason
+    right = wrong.replace("return x - y", "return x + y")
+    files = vec_chapter_files(default=right)
+    files["baseline_vec.py"] = right
+    make_chapter("ch95", files)
+    for name in [m for m in __import__("sys").modules if m.startswith("ch95")]:
+        del __import__("sys").modules[name]
+    result, rows = _run(in_process_root)
+    assert rows["vec"].status == "ok", rows["vec"].reason
+    assert result.integrity.reference_checked
+
+
+def test_stateful_sides_are_verified_from_a_fresh_setup(in_process_root, make_chapter):
+    # a running sum: each call adds the inputs to a state; from a fresh setup both sides agree
+    stateful = vec_pair_file("self.acc = self.acc + inputs[0]\nreturn self.acc.clone()",
+                             attrs="stateful = True", setup="self.acc = torch.zeros(N)")
+    stateful = stateful.replace("from ._vec_common import VecBench", "from ._vec_common import N, VecBench")
+    files = vec_chapter_files(default=stateful)
+    files["baseline_vec.py"] = stateful
+    make_chapter("ch95", files)
+    result, rows = _run(in_process_root)
+    assert rows["vec"].status == "ok", rows["vec"].reason
+    assert len(result.integrity.verify_seeds) == 3  # two before timing, one after
 
 
 def test_load_benchmark_messages(in_process_root, make_chapter):

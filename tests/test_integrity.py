@@ -1,4 +1,5 @@
-"""Anti-cheat rules, per-pair timeouts, --resume, Ctrl-C and early bad-input errors."""
+"""Anti-cheat rules (unit level; tests/test_planted.py runs the planted pairs end to end),
+per-pair timeouts, --resume, Ctrl-C and early bad-input errors."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,9 @@ import torch
 from core import REPO_ROOT
 from core.discovery import select
 from core.expectations import ExpectationsError
-from core.integrity import copy_state, escaped_work, input_mutations, stale_outputs
+from core.inputs import aliased, changed, clone, refill
+from core.integrity import Guard, alias_problem, escaped_work, mutation_problem
+from core.record import PairResult
 from core.report import throttle_notes
 from core.runner import RunOptions, load_finished, pair_timeout, run_suite
 from core.timing import Batch
@@ -24,63 +27,104 @@ from tests.conftest import GOOD_RUN, vec_chapter_files, vec_pair_file
 
 # --- work escaping the timed stream -------------------------------------------------------
 
-def test_honest_batches_pass_the_escape_rule():
-    # launch + sync latency of tens of µs per batch, launch-bound gaps inside the span
-    batches = [Batch([0.1] * 100, span_ms=12.0, wall_ms=12.08) for _ in range(10)]
-    assert escaped_work(batches, "cuda") is None
+GAP = 0.006  # ms: a typical measured launch gap (host loop + event calls between samples)
+
+
+def test_gpu_bound_batches_pass_the_escape_rule():
+    # back-to-back GPU-bound samples cover the wall time but for the sync latency
+    batches = [Batch([0.1] * 100, wall_ms=10.05) for _ in range(10)]
+    assert escaped_work(batches, GAP, "cuda") is None
+
+
+def test_honest_launch_bound_batches_pass():
+    # 5 µs samples with the host's own gap between them: ~55% coverage, all of it explained
+    batches = [Batch([0.005] * 200, wall_ms=200 * (0.005 + GAP) + 0.05) for _ in range(5)]
+    assert escaped_work(batches, GAP, "cuda") is None
 
 
 def test_side_stream_backlog_is_flagged():
     # events saw ~nothing; the sync waited for 100 ms of work queued on another stream
-    batches = [Batch([0.004] * 100, span_ms=0.5, wall_ms=100.0)]
-    message = escaped_work(batches, "cuda")
+    message = escaped_work([Batch([0.004] * 100, wall_ms=100.0)], GAP, "cuda")
     assert message and "escaped the timed stream" in message and "current_stream" in message
 
 
-def test_escape_rule_scales_with_the_span():
-    # 30% beyond a long span is flagged, 10% is not
-    assert escaped_work([Batch([1.0], span_ms=100.0, wall_ms=130.0)], "cuda")
-    assert escaped_work([Batch([1.0], span_ms=100.0, wall_ms=110.0)], "cuda") is None
+def test_back_pressure_cannot_dilute_the_rule():
+    # The v1 hole: the host, slowed by the side stream's backlog, stretched the events' span
+    # as much as the wall time, so wall - span stayed small. The samples still hold ~nothing.
+    batches = [Batch([0.01] * 50, wall_ms=109.0) for _ in range(4)]
+    assert escaped_work(batches, GAP, "cuda")
+
+
+def test_harness_work_between_samples_is_accounted_for():
+    # a cold-mode flush of 0.5 ms before each sample is the harness's, not escaped work
+    flushed = Batch([0.2] * 20, wall_ms=20 * 0.7 + 0.1, harness_ms=20 * 0.5)
+    assert escaped_work([flushed], GAP, "cuda") is None
+    unflushed = Batch([0.2] * 20, wall_ms=20 * 0.7 + 0.1, harness_ms=0.0)
+    assert escaped_work([unflushed], GAP, "cuda")
 
 
 def test_escape_rule_does_not_apply_on_cpu():
-    assert escaped_work([Batch([1.0], span_ms=1.0, wall_ms=50.0)], "cpu") is None
+    assert escaped_work([Batch([1.0], wall_ms=50.0)], GAP, "cpu") is None
 
 
-# --- inputs mutated, stale outputs --------------------------------------------------------
+# --- inputs: aliasing, mutation, refill ----------------------------------------------------
 
-class _Bench:
-    def __init__(self):
-        self.x = torch.arange(8.0)
-        self.out = torch.full((8,), float("nan"))
-
-
-def test_input_mutation_is_named():
-    bench = _Bench()
-    before = copy_state(bench)
-    bench.x.mul_(2)
-    assert "modified its inputs (x)" in input_mutations(bench, before, [bench.out])
-
-
-def test_writing_the_output_buffer_is_not_a_mutation():
-    bench = _Bench()
-    before = copy_state(bench)
-    bench.out.copy_(bench.x)
-    assert input_mutations(bench, before, [bench.out]) is None
-    assert stale_outputs(bench, before, [bench.out]) is None
+def test_alias_and_mutation_name_the_input():
+    x, y = torch.arange(4.0), torch.ones(4)
+    inputs = {"x": x, "y": y}
+    assert aliased([("output", x[1:])], inputs) == ["output is inputs['x']"]
+    assert aliased([("output", x.clone())], inputs) == []
+    assert "returned its input (output is inputs['x'])" in alias_problem(aliased([("output", x)], inputs))
+    before = clone(inputs)
+    y.mul_(2)
+    assert changed(before, inputs) == ["inputs['y']"]
+    assert "modified its inputs (inputs['y'])" in mutation_problem(changed(before, inputs))
+    assert mutation_problem([]) is None and alias_problem([]) is None
 
 
-def test_unwritten_setup_buffer_as_output_is_stale():
-    bench = _Bench()
-    bench.out = bench.x * 3  # "computed in setup"
-    before = copy_state(bench)
-    assert "`out`, a buffer filled in setup()" in stale_outputs(bench, before, [bench.out])
+def test_refill_keeps_identity_and_rejects_new_shapes():
+    x = torch.zeros(4)
+    inputs = (x, 3)  # constants ride along
+    refill(inputs, (torch.ones(4), 3))
+    assert inputs[0] is x and torch.equal(x, torch.ones(4))
+    with pytest.raises(ValueError, match="different structure, shape or dtype"):
+        refill(inputs, (torch.ones(5), 3))
 
 
-def test_view_of_setup_buffer_counts_as_that_buffer():
-    bench = _Bench()
-    before = copy_state(bench)
-    assert stale_outputs(bench, before, [bench.x[2:]]) is not None
+def test_nan_inputs_compare_equal_to_themselves():
+    x = torch.tensor([float("nan"), 1.0])
+    assert changed(clone(x), x) == []
+
+
+# --- timing and harness functions replaced by a pair ---------------------------------------
+
+def test_guard_names_replaced_functions(monkeypatch):
+    guard = Guard()
+    assert guard.tampered() == []
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
+    monkeypatch.setattr(torch.cuda.Event, "elapsed_time", lambda self, end: 0.001)
+    import core.verify
+
+    monkeypatch.setattr(core.verify, "compare", lambda *a, **k: None)
+    found = guard.tampered()
+    assert {"time.perf_counter", "torch.cuda.Event.elapsed_time", "core.verify.compare"} <= set(found)
+    assert "replaced harness or timing functions" in guard.problem()
+
+
+def test_guard_passes_ordinary_torch_use():
+    guard = Guard()
+    x = torch.randn(64)
+    (torch.sin(x) * 2).sum().item()
+    torch.manual_seed(3)
+    assert guard.tampered() == []
+
+
+def test_timing_uses_the_clock_bound_at_import(monkeypatch):
+    from core import timing
+
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)  # a pair's patch
+    batch = timing.measure_cpu(lambda: sum(range(20000)), 3)
+    assert min(batch.samples_ms) > 0 and batch.wall_ms > 0
 
 
 # --- per-pair timeout, resume, Ctrl-C ------------------------------------------------------
@@ -106,9 +150,9 @@ def test_timeout_override_kills_only_that_pair(make_chapter, fake_root, fast_opt
     result = run_suite(select(["ch93", "ch94"], root=fake_root), fast_options)
     assert time.monotonic() - started < 60  # not the 120 s default of fast_options
     hung, good = result.pairs
-    assert hung["status"] == "failed" and "timed out after 3 s" in hung["reason"]
-    assert "TIMEOUT_S in ch93/baseline_vec.py" in hung["reason"]
-    assert good["examples"][0]["status"] == "ok"
+    assert hung.status == "failed" and "timed out after 3 s" in hung.reason
+    assert "TIMEOUT_S in ch93/baseline_vec.py" in hung.reason
+    assert good.examples[0].status == "ok"
 
 
 def test_resume_keeps_finished_pairs(make_chapter, fake_root, fast_options):
@@ -120,8 +164,8 @@ def test_resume_keeps_finished_pairs(make_chapter, fake_root, fast_options):
                          resume=first.run_dir)
     second = run_suite(select(["ch93", "ch94"], root=fake_root), options)
     assert second.run_dir == first.run_dir
-    assert second.pairs[0] == kept  # not measured again
-    assert [p["pair"] for p in second.pairs] == ["ch93:vec", "ch94:vec"]
+    assert second.pairs[0].to_dict() == kept.to_dict()  # not measured again
+    assert [p.pair for p in second.pairs] == ["ch93:vec", "ch94:vec"]
     assert set(load_finished(first.run_dir)) == {"ch93:vec", "ch94:vec"}
 
 
@@ -188,14 +232,14 @@ def test_cu_compile_error_fails_the_pair_naming_the_file(make_chapter, fake_root
     files["broken.cu"] = '#include "aisp.cuh"\n__global__ void k() { this is not cuda; }\n'
     make_chapter("ch93", files)
     result = run_suite(select(["ch93"], root=fake_root), fast_options)
-    reason = result.pairs[0]["examples"][0]["reason"]
+    reason = result.pairs[0].examples[0].reason
     assert "broken.cu: nvcc failed" in reason and "error" in reason
 
 
 def test_throttling_is_reported():
-    pairs = [{"pair": "ch07:x", "clocks_start": {"temperature_c": 40},
-              "clocks_end": {"throttle_reasons": 0x20 | 0x1, "sm_clock_mhz": 1200,
-                             "temperature_c": 88}},
-             {"pair": "ch07:y", "clocks_end": {"throttle_reasons": 0x1}}]  # idle only
+    pairs = [PairResult(pair="ch07:x", clocks_start={"temperature_c": 40},
+                        clocks_end={"throttle_reasons": 0x20 | 0x1, "sm_clock_mhz": 1200,
+                                    "temperature_c": 88}),
+             PairResult(pair="ch07:y", clocks_end={"throttle_reasons": 0x1})]  # idle only
     lines = throttle_notes(pairs)
     assert len(lines) == 1 and "software thermal slowdown" in lines[0] and "1200 MHz" in lines[0]

@@ -9,8 +9,8 @@ import importlib
 import pytest
 
 from core import REPO_ROOT
-from core.benchmark import Requirements, Tolerance, option, validate
-from core.child import unmet_requirement
+from core.benchmark import Requirements, Tolerance, option, shares_builder, validate
+from core.pairfile import unmet_requirement
 from core.discovery import discover
 from tests.conftest import cpu_only
 
@@ -58,12 +58,24 @@ CPU_PAIRS = [(c, p) for c in CHAPTERS for p in c.pairs
 @pytest.mark.parametrize("chapter, pair", CPU_PAIRS, ids=[p.id for _, p in CPU_PAIRS])
 def test_cpu_capable_pair_verifies_on_cpu(chapter, pair):
     """Pairs that declare CPU support verify and time on this machine (in-process, 2 samples)."""
-    from core.child import run_pair
+    from core.child import PairSpec, run_pair
 
-    result = run_pair({"pair": pair.id, "baseline": str(pair.baseline), "seed": 0,
-                       "iterations": 2, "warmup": 1,
-                       "examples": [{"name": e.name, "id": e.id, "path": str(e.optimized)}
-                                    for e in pair.examples]})
-    for example in result["examples"]:
-        assert example["status"] == "ok", f"{example['id']}: {example.get('reason')}"
-        assert example["verification"]["ok"] and example["speedup"] > 0
+    result = run_pair(PairSpec(pair=pair.id, baseline=str(pair.baseline), seed=0, iterations=2,
+                               warmup=1, examples=[{"name": e.name, "id": e.id, "path": str(e.optimized)}
+                                                   for e in pair.examples]))
+    for example in result.examples:
+        assert example.status == "ok", f"{example.id}: {example.reason}"
+        assert example.verification.ok and example.speedup > 0
+
+
+@pytest.mark.parametrize("chapter, pair", [(c, p) for c in CHAPTERS for p in c.pairs],
+                         ids=[p.id for c in CHAPTERS for p in c.pairs])
+def test_sides_share_the_baselines_input_builder(chapter, pair):
+    """The harness builds inputs with the baseline's make_inputs and hands them to every side."""
+    def load(path):
+        return importlib.import_module(f"{path.parent.name}.{path.stem}").get_benchmark()
+
+    baseline = load(pair.baseline)
+    for example in pair.examples:
+        assert shares_builder(baseline, load(example.optimized)), (
+            f"{example.id}: defines its own make_inputs; define it once in the stem's common class")

@@ -1,21 +1,62 @@
-"""Shared work for the planted pairs: 20 elementwise passes over 64 MiB (~1 ms on a GPU)."""
+"""What every planted pair computes: out = sin(x) * y + x over two vectors (CPU or GPU).
+
+Each planted file sets `EXPECT`: "pass" for an honest twin, or a phrase the harness's
+message must contain for a cheat (tests/test_planted.py reads it).
+"""
 import torch
 
-from core.benchmark import BenchContext, Benchmark, Workload
-
-N, PASSES = 1 << 24, 20
+from core.benchmark import Benchmark, Workload
 
 
-class PlantedWork(Benchmark):
-    def setup(self, ctx: BenchContext) -> None:
-        gen = torch.Generator(device=ctx.device).manual_seed(ctx.seed)
-        self.x = torch.randn(N, generator=gen, device=ctx.device)
+def size(device: str) -> int:
+    return 1 << 22 if device.startswith("cuda") else 1 << 12
 
-    def compute(self) -> torch.Tensor:
-        y = self.x
-        for _ in range(PASSES):
-            y = torch.sin(y) * 1.0001 + 0.5
-        return y
+
+class Planted(Benchmark):
+    supports_cpu = True
+
+    def make_inputs(self, seed: int):
+        gen = self.generator(seed)
+        n = size(self.device)
+        return self.randn(n, gen=gen), self.randn(n, gen=gen)
+
+    @staticmethod
+    def compute(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.sin(x) * y + x
+
+    def run(self, inputs):
+        return self.compute(*inputs)
 
     def workload(self) -> Workload:
-        return Workload(bytes=2 * PASSES * N * 4)
+        return Workload(bytes=3 * size(self.device) * 4)
+
+
+class Streamed(Planted):
+    """GPU only: 20 elementwise passes (~1 ms on an H100), the work the stream cheats hide."""
+
+    supports_cpu = False
+    passes = 20
+
+    def compute(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        for _ in range(self.passes):
+            x = torch.sin(x) * y + 0.5
+        return x
+
+
+class LaunchBound(Planted):
+    """GPU only: 8 small kernels on 4096 elements, a few µs of GPU work each; the host's
+    launches set the pace, and every sample contains its own launch gaps."""
+
+    supports_cpu = False
+
+    def make_inputs(self, seed: int):
+        gen = self.generator(seed)
+        return self.randn(4096, gen=gen), self.randn(4096, gen=gen)
+
+    def compute(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        for _ in range(4):
+            x = torch.sin(x) * y
+        return x
+
+    def workload(self) -> Workload:
+        return Workload(bytes=12 * 4096 * 4)

@@ -1,0 +1,67 @@
+"""Loading one pair file and deciding whether it can run here."""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from core.benchmark import Benchmark, Requirements, option, validate
+
+
+class PairError(RuntimeError):
+    """A problem with a pair file; the message names the file and what to do."""
+
+
+def relative(path: str | Path) -> str:
+    """`chNN/file.py`: how messages name a pair file, wherever the chapters live."""
+    path = Path(path)
+    return f"{path.parent.name}/{path.name}"
+
+
+def load_benchmark(path: Path) -> Benchmark:
+    """Import `chNN/<file>.py` as module `chNN.<file>` and call its get_benchmark()."""
+    name = f"{path.parent.name}.{path.stem}"
+    try:
+        module = importlib.import_module(name)
+    except Exception as exc:  # noqa: BLE001 - any import failure is the pair file's problem
+        raise PairError(f"{relative(path)}: import failed: {type(exc).__name__}: {exc}") from exc
+    factory = getattr(module, "get_benchmark", None)
+    if not callable(factory):
+        raise PairError(f"{relative(path)}: defines no get_benchmark(); end the file with "
+                        f"`get_benchmark = YourBenchmark` (see README, 'Adding a pair')")
+    try:
+        bench = factory()
+    except Exception as exc:  # noqa: BLE001
+        raise PairError(f"{relative(path)}: get_benchmark() raised {type(exc).__name__}: {exc}") from exc
+    try:
+        validate(bench, relative(path))
+    except TypeError as exc:
+        raise PairError(str(exc)) from exc
+    return bench
+
+
+def unmet_requirement(bench: object, device: str) -> str | None:
+    """Why this benchmark cannot run here, or None."""
+    req: Requirements = option(bench, "requires", Requirements())
+    if device == "cpu":
+        if req.cuda and not option(bench, "supports_cpu", False):
+            return "needs a CUDA GPU; none is available on this machine"
+        return None
+    import torch
+
+    if req.gpus > torch.cuda.device_count():
+        return f"needs {req.gpus} GPUs; this machine has {torch.cuda.device_count()}"
+    if req.min_compute_capability and torch.cuda.get_device_capability() < req.min_compute_capability:
+        want = ".".join(map(str, req.min_compute_capability))
+        have = ".".join(map(str, torch.cuda.get_device_capability()))
+        return f"needs compute capability ≥ {want}; this GPU is {have}"
+    for module in req.modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            return f"needs the Python module '{module}', which is not installed"
+    if req.nvcc:
+        from core.cuda import nvcc_path
+
+        if nvcc_path() is None:
+            return "needs nvcc (the CUDA toolkit) to build its .cu file; set CUDA_HOME"
+    return None

@@ -1,0 +1,100 @@
+"""Child processes: one per pair, in its own process group, with a result only the harness signs.
+
+The parent hands the child a random token on stdin (never on the command line, in the
+environment or in a file). The child's harness code reads it before any pair module is
+imported and writes it into the result file, then exits at once (`os._exit`): a file that a
+pair's own code wrote to the result path carries no token and is rejected. On a timeout, and
+after every child, the whole process group is killed, so a helper process a pair started
+does not outlive it.
+
+This defends against a pair that forges results by path; code running inside the child can
+in principle read any memory of its process, so the other rules (fresh inputs, timed-output
+checks, the Guard) do not rely on the token.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core import REPO_ROOT, atomic
+
+
+def child_env(root: Path = REPO_ROOT) -> dict[str, str]:
+    """The environment of a child: the chapters' root first on PYTHONPATH, unbuffered output."""
+    path = os.pathsep.join(filter(None, [str(root), str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
+
+
+@dataclass
+class ChildOutcome:
+    code: int | None  # exit code; None when it was killed at the timeout
+    tail: str  # the end of its log
+    payload: dict[str, Any] | None  # the result the harness wrote, when it carries the token
+    problem: str | None = None  # why a result file that exists was not accepted
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_child(args: list[str], timeout_s: float, log: Path, root: Path = REPO_ROOT,
+              result: Path | None = None) -> ChildOutcome:
+    """Run `python -m core.child ARGS` in a new process group; read `result` if given.
+
+    `root` (the folder holding the chapter packages) goes first on the child's PYTHONPATH,
+    so pair files import as `chNN.<file>` from wherever the chapters live (tests use a tmp dir).
+    """
+    token = secrets.token_hex(16)
+    if result is not None:
+        result.unlink(missing_ok=True)
+    with open(log, "w") as handle:
+        proc = subprocess.Popen([sys.executable, "-m", "core.child", *args], cwd=REPO_ROOT,
+                                env=child_env(root), stdin=subprocess.PIPE, stdout=handle,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            try:
+                proc.stdin.write(f"{token}\n".encode())
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass  # it died at once; its exit code and log say why
+            code: int | None = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:  # timeout, Ctrl-C or a normal exit: nothing it started keeps running
+            _kill_group(proc.pid)
+            proc.wait()
+    tail = log.read_text(errors="replace")[-3000:]
+    if result is None or not result.exists():
+        return ChildOutcome(code, tail, None)
+    try:
+        signed = json.loads(result.read_text())
+    except json.JSONDecodeError:
+        return ChildOutcome(code, tail, None, f"{result.name} is not valid JSON")
+    if not isinstance(signed, dict) or not secrets.compare_digest(str(signed.get("token")), token):
+        return ChildOutcome(code, tail, None,
+                            f"{result.name} was not written by the harness (it lacks this run's "
+                            f"token): the pair's own code wrote or replaced its result")
+    return ChildOutcome(code, tail, signed.get("payload"))
+
+
+def read_token() -> str:
+    """In the child: the parent's token, read from stdin before any pair module is imported."""
+    return sys.stdin.readline().strip()
+
+
+def deliver(path: Path, token: str, payload: dict[str, Any]) -> None:
+    """In the child: write the signed result and exit at once (no atexit, no pair threads)."""
+    atomic.write_text(path, json.dumps({"token": token, "payload": payload}))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

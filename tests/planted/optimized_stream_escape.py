@@ -1,0 +1,20 @@
+"""CHEAT: the work runs on a side stream that is never joined back, so the timing events
+on the caller's stream see none of it."""
+import torch
+
+from ._planted_common import Streamed
+
+EXPECT = "work escaped the timed stream"
+
+
+class NeverJoined(Streamed):
+    def setup(self, ctx):
+        self.side = torch.cuda.Stream()
+
+    def run(self, inputs):
+        self.side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.side):
+            return self.compute(*inputs)
+
+
+get_benchmark = NeverJoined
