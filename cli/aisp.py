@@ -94,7 +94,9 @@ def run(
     timeout: float = typer.Option(600.0, min=1.0, help="Seconds before a pair's child process "
                                   "is killed and the pair reported FAILED."),
     strict: bool = typer.Option(False, help="Treat inconclusive gate results as failures."),
-    seed: int = typer.Option(0, help="Input seed; verification also uses seed+1."),
+    seed: int = typer.Option(0, help=(
+        "Weight seed handed to setup(); input seeds are drawn at random and recorded in "
+        "results.json (integrity.verify_seeds, integrity.timed_seeds).")),
     resume: Optional[Path] = typer.Option(None, help=(
         "Continue an interrupted run: keep the pairs finished in this run directory "
         "(its results.jsonl) and run only the rest.")),
@@ -145,10 +147,10 @@ def run(
 
     try:
         with suite_progress(len(selection), quiet=format == Format.json) as progress:
-            result = run_suite(selection, options, progress=progress)
+            result = run_suite(selection, options, listener=progress)
     except ExpectationsError as exc:
         _usage_error(str(exc))
-    typer.echo(render(result.to_dict(), format.value))
+    typer.echo(render(result, format.value))
     raise typer.Exit(result.exit_code(strict, update_expectations))
 
 
@@ -205,12 +207,12 @@ def compare(
         _usage_error(str(exc))
     rows = compare_runs(old, new, threshold)
     if format == Format.json:
-        typer.echo(json.dumps(rows, indent=2))
+        typer.echo(json.dumps([r.to_dict() for r in rows], indent=2))
     else:
-        table = [[r["id"], _num(r.get("old_ms"), ".4f"), _num(r.get("new_ms"), ".4f"),
-                  _num(r.get("old_speedup"), ".2f", "x"), _num(r.get("new_speedup"), ".2f", "x"),
-                  (f"{r['ratio_ci'][0]:.3f}-{r['ratio_ci'][1]:.3f}" if "ratio_ci" in r else "-"),
-                  r["verdict"]] for r in rows]
+        table = [[r.id, _num(r.old_ms, ".4f"), _num(r.new_ms, ".4f"),
+                  _num(r.old_speedup, ".2f", "x"), _num(r.new_speedup, ".2f", "x"),
+                  (f"{r.ratio_ci[0]:.3f}-{r.ratio_ci[1]:.3f}" if r.ratio_ci else "-"),
+                  r.verdict] for r in rows]
         typer.echo(tabulate(table, headers=["pair", "old ms", "new ms", "old speedup",
                                             "new speedup", "new/old time", "verdict"],
                             tablefmt="github" if format == Format.markdown else "simple"))

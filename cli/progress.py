@@ -3,24 +3,26 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Callable, Iterator
+from typing import Iterator
 
 import typer
 
+from core.events import Event, Listener, Note, PairFinished, PairStarted, describe
+
 
 @contextlib.contextmanager
-def suite_progress(total: int, quiet: bool = False) -> Iterator[Callable[[str], None]]:
-    """Yields the callback core.runner.run_suite reports to.
+def suite_progress(total: int, quiet: bool = False) -> Iterator[Listener]:
+    """Yields the listener core.runner.run_suite sends its events (core.events) to.
 
     Terminal: a bar (pairs done / total, current pair, elapsed) with each finished pair's
-    line printed above it. Not a terminal (CI logs): the lines alone. `quiet` (--format
-    json, whose stdout is the document): nothing.
+    line printed above it. Not a terminal (CI logs): each event's line alone. `quiet`
+    (--format json, whose stdout is the document): nothing.
     """
     if quiet:
-        yield lambda line: None
+        yield lambda event: None
         return
     if not sys.stderr.isatty():
-        yield lambda line: typer.echo(line, err=True)
+        yield lambda event: typer.echo(describe(event), err=True)
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -30,16 +32,16 @@ def suite_progress(total: int, quiet: bool = False) -> Iterator[Callable[[str], 
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("starting", total=total)
 
-        def report(line: str) -> None:
-            if line.startswith("[") and line.endswith("..."):  # "[3/7] ch07:transpose ..."
-                bar.update(task, description=line.split("] ", 1)[1].rstrip(". "))
-            elif line.startswith("      ") and "profiling" not in line:  # a pair finished
-                bar.advance(task)
-                console.print(line.strip())
-            elif ": kept from " in line:
-                bar.advance(task)
-                console.print(line)
-            else:
-                console.print(line)
+        def say(text: str) -> None:  # pair ids and reasons hold brackets: no rich markup
+            console.print(text, markup=False, highlight=False)
 
-        yield report
+        def listen(event: Event) -> None:
+            if isinstance(event, PairStarted):
+                bar.update(task, description=event.pair)
+            elif isinstance(event, PairFinished):
+                bar.advance(task)
+                say(describe(event).strip())
+            elif isinstance(event, Note):
+                say(event.text)
+
+        yield listen

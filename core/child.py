@@ -245,17 +245,22 @@ class PairSession:
 
     # --- 3. timing with timed-output checks --------------------------------------------
     def measure(self) -> None:
+        """Time every side; each batch runs on the values of one fresh seed until, just
+        before a sample drawn at random, the inputs switch to those of a second seed, and
+        that sample's output is kept for check_timed(). A result cached across calls, one
+        call late, or computed for other values then differs from the baseline's."""
         from core.inputs import changed, clone, refill
 
         device = self.device
         names = ["baseline", *self.sides]
         benches = {n: self.bench(n) for n in names}
-        inputs = self.baseline.make_inputs(_new_seed(self.rng))  # refilled before each round
-        pristine = clone(inputs)  # what every side of this round must find in `inputs`
+        inputs = self.baseline.make_inputs(_new_seed(self.rng))  # the tensors every side gets
+        first, second = clone(inputs), clone(inputs)  # this round's two sets of values
         cold = any(option(b, "timing_mode", "hot") == "cold" for b in benches.values())
         flush = timing.L2Flusher() if cold and device.startswith("cuda") else None
         checkable = {n for n in names if not option(benches[n], "stateful", False)}
-        check_against_baseline = "baseline" in checkable
+        if "baseline" not in checkable:
+            checkable = set()  # the baseline's state moves on: nothing to compare timed outputs with
         captured: dict[str, Any] = {}
 
         def side(name: str) -> timing.Timed:
@@ -273,26 +278,26 @@ class PairSession:
 
             def keep(out: Any) -> None:
                 captured[name] = snapshot(out)
-            return timing.Timed(lambda: bench.run(given), before,
-                                keep if name in checkable and check_against_baseline else None)
+            check = name in checkable
+            return timing.Timed(lambda: bench.run(given), before, keep if check else None,
+                                switch=(lambda: refill(inputs, second)) if check else None,
+                                prepare=lambda: refill(inputs, first))
 
         def before_round(index: int) -> None:
-            # every round, the first too: a cache built during warm-up goes stale here
             started = time.perf_counter()
-            fresh = _new_seed(self.rng)
-            self.integrity.timed_seeds.append(fresh)
-            refill(inputs, self.baseline.make_inputs(fresh))
-            refill(pristine, inputs)
+            for values in (first, second):
+                fresh = _new_seed(self.rng)
+                self.integrity.timed_seeds.append(fresh)
+                refill(values, self.baseline.make_inputs(fresh))
             self.integrity.checks_s += time.perf_counter() - started
 
         def after_batch(name: str) -> bool:
-            """Inputs unchanged by this side's batch (else restored, and the side is out)."""
+            """Inputs unchanged by this side's batch (else the side is out)."""
             if option(benches[name], "inplace", False):
                 return False
             started = time.perf_counter()
-            mutated = changed(pristine, inputs)
+            mutated = changed(second if name in checkable else first, inputs)
             if mutated:
-                refill(inputs, pristine)
                 problem = f"{mutation_problem(mutated)} (during timing)"
                 if name == "baseline":
                     raise PairError(f"{self.file}: {problem}")
@@ -304,7 +309,7 @@ class PairSession:
             if not captured:
                 return set()
             started = time.perf_counter()
-            dropped = self.check_timed(inputs, captured, index)
+            dropped = self.check_timed(second, captured, index)
             captured.clear()
             self.integrity.checks_s += time.perf_counter() - started
             return dropped
@@ -328,8 +333,8 @@ class PairSession:
 
         expected = snapshot(self.baseline.run(clone(inputs)))  # fresh tensors: no cache can hit
         _sync(self.device)
-        where = f" for a timed call of round {index} (inputs refilled from seed " \
-                f"{self.integrity.timed_seeds[-1]})"
+        where = (f" for a timed call of round {index} (inputs switched to the values of seed "
+                 f"{self.integrity.timed_seeds[-1]} just before it)")
         if "baseline" in captured:
             check = compare(expected, captured["baseline"], _tolerance(self.baseline, self.baseline))
             if not check.ok:

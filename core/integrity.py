@@ -11,7 +11,6 @@ checked against the baseline on the same values, reference() per seed) live in c
 """
 from __future__ import annotations
 
-import builtins
 import json
 import os
 import sys
@@ -65,45 +64,58 @@ def mutation_problem(changed: list[str]) -> str | None:
             f"`inplace = True` if writing into the inputs is the technique")
 
 
+# What the harness relies on outside its own modules. Whole namespaces are not watched:
+# torch rebinds some of its own functions lazily (importing torch._dynamo wraps
+# torch.manual_seed), which is no cheat.
+WATCHED = {
+    "time": ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time"),
+    "json": ("dumps", "dump", "loads"),
+    "os": ("replace", "_exit", "write", "fsync", "fdopen"),
+    "torch": ("equal", "isfinite", "argmax", "full_like", "randn", "tensor", "no_grad"),
+    "torch.Tensor": ("__sub__", "__gt__", "__mul__", "__add__", "__bool__", "__float__",
+                     "abs", "double", "float", "max", "any", "all", "sum", "clone", "copy_",
+                     "detach", "equal", "view", "reshape", "contiguous", "to", "numel",
+                     "flatten", "clamp_min", "is_floating_point", "untyped_storage",
+                     "data_ptr", "item"),
+    "torch.cuda": ("synchronize", "current_stream", "Event", "Stream", "get_device_properties",
+                   "is_available"),
+    "torch.cuda.Event": ("__init__", "__new__", "record", "elapsed_time", "synchronize", "query",
+                         "wait"),
+}
+
+
 class Guard:
     """Remembers the functions a pair could replace to fake its numbers; names what changed.
 
     Built in the child before any pair module is imported. Watched: the clocks of `time`,
-    torch.cuda's synchronize/events/streams, the tensor methods and torch functions that
-    verification uses, json/os functions that write the result, and every function of the
-    harness's own modules (core.*). A pair has no business replacing any of them.
+    torch.cuda's synchronize and events, the tensor methods and torch functions that
+    verification uses, the json/os functions that write the result (WATCHED), and every
+    function and setting of the harness's own modules (core.*). A pair has no business
+    replacing any of them.
     """
 
-    def __init__(self, extra_modules: Iterable[ModuleType] = ()):
+    def __init__(self) -> None:
         import torch
 
-        self._owners: dict[str, Any] = {
-            "time": time, "json": json, "os": os, "builtins": builtins,
-            "torch": torch, "torch.Tensor": torch.Tensor, "torch.cuda": torch.cuda,
-            "torch.cuda.Event": torch.cuda.Event, "torch.cuda.Stream": torch.cuda.Stream,
-        }
+        objects = {"time": time, "json": json, "os": os, "torch": torch,
+                   "torch.Tensor": torch.Tensor, "torch.cuda": torch.cuda,
+                   "torch.cuda.Event": torch.cuda.Event}
+        self._owners: dict[str, Any] = dict(objects)
+        self._snapshot = {owner: {name: vars(objects[owner]).get(name, _MISSING)
+                                  for name in names} for owner, names in WATCHED.items()}
         for name, module in list(sys.modules.items()):
-            if name == "core" or name.startswith("core."):
+            if (name == "core" or name.startswith("core.")) and module is not None:
                 self._owners[name] = module
-        for module in extra_modules:
-            self._owners[module.__name__] = module
-        self._snapshot = {owner: self._watched(obj, owner.startswith("core"))
-                          for owner, obj in self._owners.items()}
+                self._snapshot[name] = self._ours(module)
 
     @staticmethod
-    def _watched(obj: Any, ours: bool) -> dict[str, Any]:
-        """The owner's callables by identity (and, in aisp's modules, plain settings by value).
-
-        In third-party owners private names are skipped (torch rebinds some lazily), but
-        dunder methods are kept: verification relies on `Tensor.__sub__` and friends."""
+    def _ours(module: ModuleType) -> dict[str, Any]:
+        """An aisp module's functions and classes by identity, its plain settings by value."""
         out = {}
-        for name, value in list(vars(obj).items()):
-            private = name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
-            if private and not ours:
+        for name, value in list(vars(module).items()):
+            if name.startswith("__"):
                 continue
-            if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
-                out[name] = value
-            elif ours and isinstance(value, (int, float, str, tuple, frozenset)) and not name.startswith("__"):
+            if callable(value) or isinstance(value, (int, float, str, tuple, frozenset)):
                 out[name] = value
         return out
 

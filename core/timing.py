@@ -56,11 +56,15 @@ class Timed:
     call:    one run() on the current inputs; returns the output
     before:  harness work enqueued before every sample (L2 flush, fresh inputs); not timed
     capture: receives the output of one sample per batch, at a position drawn at random
+    switch:  harness work enqueued just before that sample (new input values); not timed
+    prepare: host-side work before each batch, outside its wall time (reset the inputs)
     """
 
     call: Fn
     before: Fn | None = None
     capture: Callable[[Any], None] | None = None
+    switch: Fn | None = None
+    prepare: Fn | None = None
 
 
 @dataclass
@@ -104,13 +108,15 @@ def _bracket(fn: Callable[[], Any], pairs: list[tuple[Any, Any]]) -> Any:
 
 
 def measure_cuda(fn: Fn, n: int, before: Fn | None = None, capture_at: int | None = None,
-                 capture: Callable[[Any], None] | None = None) -> Batch:
+                 capture: Callable[[Any], None] | None = None, switch: Fn | None = None) -> Batch:
     starts = [_Event(enable_timing=True) for _ in range(n)]
     ends = [_Event(enable_timing=True) for _ in range(n)]
     harness: list[tuple[Any, Any]] = []
     _synchronize()
     wall0 = _perf_counter()
     for i in range(n):
+        if i == capture_at and switch is not None:  # first: `before` may copy the inputs
+            _bracket(switch, harness)
         if before is not None:
             _bracket(before, harness)
         _record(starts[i])
@@ -127,14 +133,15 @@ def measure_cuda(fn: Fn, n: int, before: Fn | None = None, capture_at: int | Non
 
 
 def measure_cpu(fn: Fn, n: int, before: Fn | None = None, capture_at: int | None = None,
-                capture: Callable[[Any], None] | None = None) -> Batch:
+                capture: Callable[[Any], None] | None = None, switch: Fn | None = None) -> Batch:
     samples, harness_ms = [], 0.0
     wall0 = _perf_counter()
     for i in range(n):
-        if before is not None:
-            t = _perf_counter()
-            before()
-            harness_ms += (_perf_counter() - t) * 1e3
+        for step in (switch if i == capture_at else None, before):
+            if step is not None:
+                t = _perf_counter()
+                step()
+                harness_ms += (_perf_counter() - t) * 1e3
         t0 = _perf_counter()
         out = fn()
         samples.append((_perf_counter() - t0) * 1e3)
@@ -215,18 +222,19 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
         rounds += 1
         if before_round is not None:
             before_round(rounds)
-        for name, side in timed.items():
+        for name, side in list(timed.items()):
             k = per_round[name]
             if policy.fixed_samples is not None:
                 k = min(k, policy.fixed_samples - len(samples[name]))
                 if k <= 0:
                     continue
             at = rng.randrange(k) if side.capture is not None else None
-            batch = measure(side.call, k, side.before, at, side.capture)
+            if side.prepare is not None:
+                side.prepare()
+            batch = measure(side.call, k, side.before, at, side.capture, side.switch)
             batches[name].append(batch)
             samples[name].extend(batch.samples_ms)
-        if after_batch is not None:
-            for name in [n for n in timed if after_batch(n)]:
+            if after_batch is not None and after_batch(name):  # before the next side's batch
                 timed.pop(name)
                 samples.pop(name)
         if after_round is not None:

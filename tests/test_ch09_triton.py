@@ -9,6 +9,8 @@ not multiples of the tiles, a last GROUP_M group shorter than the others. The ma
 kernels are checked with fp16 and fp32 operands: the interpreter's `tl.dot` (Triton 3.9)
 multiplies bf16 operands as their raw uint16 bit patterns, so bf16 cannot be checked here;
 the kernels store in C's dtype, so on a GPU the same code runs the pair's bf16.
+The elementwise_fusion pair also runs through its contract (setup, make_inputs, run) at a
+small size, its Triton side against the eager baseline on two seeds' inputs.
 """
 from __future__ import annotations
 
@@ -72,6 +74,25 @@ for dtype, rtol, atol in [(torch.float16, 1e-2, 1e-2), (torch.float32, 1e-5, 1e-
         matmul_grouped(a, b, c, *grouped)
         record(f"grouped_{tag}", c, expected, rtol, atol)
 
+# The elementwise_fusion pair through its contract (setup, make_inputs, run) at a small size:
+# the Triton side compiles on throwaway data in setup() and must then answer the inputs it
+# is handed, like the eager baseline.
+import ch09._elementwise_fusion_common as ew
+from core.benchmark import BenchContext
+
+ew.ROWS, ew.COLS = 5, 1500
+from ch09.baseline_elementwise_fusion import EagerEpilogue
+from ch09.optimized_elementwise_fusion import TritonEpilogue
+
+sides = [EagerEpilogue(), TritonEpilogue()]
+for side in sides:
+    side.ctx = BenchContext(seed=3, device="cpu")
+    side.setup(side.ctx)
+for seed in (1, 2):
+    x = sides[0].make_inputs(seed)
+    record(f"pair_elementwise_fusion_seed{seed}", sides[1].run(x).clone(), sides[0].run(x),
+           1e-5, 1e-6)
+
 print("RESULTS " + json.dumps(results))
 '''
 
@@ -105,3 +126,7 @@ def test_naive_triton_matmul_matches_float64(interpreted):
 
 def test_grouped_triton_matmul_matches_float64(interpreted):
     _check(interpreted, "grouped_")
+
+
+def test_elementwise_fusion_pair_runs_its_inputs(interpreted):
+    _check(interpreted, "pair_elementwise_fusion_")

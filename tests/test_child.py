@@ -30,7 +30,7 @@ def test_good_pair_in_process(in_process_root, make_chapter):
     # the integrity record says which checks ran: two verification seeds, a refill per
     # round (two rounds for 4 samples), a timed-output check per round
     assert len(result.integrity.verify_seeds) == 2 and result.rounds == 2
-    assert len(result.integrity.timed_seeds) == 2 and result.integrity.timed_output_checks == 2
+    assert len(result.integrity.timed_seeds) == 4 and result.integrity.timed_output_checks == 2
     assert rows["vec"].verification.checks == 4
 
 

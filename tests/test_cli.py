@@ -25,7 +25,7 @@ def fake_env(fake_root, monkeypatch):
     return fake_root
 
 
-GOOD = vec_chapter_files(default=vec_pair_file("return torch.add(self.x, self.y)"))
+GOOD = vec_chapter_files(default=vec_pair_file("return torch.add(*inputs)"))
 
 
 # ---------------------------------------------------------------- list-targets
@@ -140,12 +140,14 @@ def test_run_all_good_exits_0(fake_env, make_chapter, tmp_path):
 @cpu_only
 def test_run_verification_failure_exits_1(fake_env, make_chapter, tmp_path):
     make_chapter("ch95", dict(GOOD, **{"optimized_vec_wrong.py": vec_pair_file(
-        "out = self.x + self.y\nout[0] = out[0] + 1\nreturn out")}))
+        "x, y = inputs\nout = x + y\nout[0] = out[0] + 1\nreturn out")}))
     result = invoke("bench", "run", "--targets", "ch95", "--iterations", "3", "--warmup", "1",
                     "--output-dir", str(tmp_path / "runs"))
     assert result.exit_code == 1, result.output
     assert "MISMATCH" in result.output
     assert "ch95:vec_wrong" in result.output and "verification failed" in result.output
+    # not a terminal: the progress events as plain lines (core.events.describe)
+    assert "[1/1] ch95:vec ..." in result.output and "vec_wrong: failed" in result.output
 
 
 # ---------------------------------------------------------------- bench expectations

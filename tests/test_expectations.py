@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from core import atomic
 from core import expectations as expect
 from core.expectations import ExpectationsError, gate, load, path_for, update
 
@@ -86,7 +87,7 @@ def test_update_is_atomic_and_leaves_no_temp_files(tmp_path, monkeypatch):
     def broken_replace(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(expect.os, "replace", broken_replace)
+    monkeypatch.setattr(atomic.os, "replace", broken_replace)  # the rename of core.atomic
     with pytest.raises(OSError, match="disk full"):
         update(path, "cpu", {"a": {"speedup": 9.9}})
     assert path.read_bytes() == before  # the old file is intact

@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 
 from core.benchmark import BenchContext, Benchmark, Requirements, Workload, validate
+from core.expectations import GateResult
 from core.hardware import fingerprint, hardware_key
 from core.metrics import headline, rates
-from core.runner import RunResult
+from core.record import ExampleResult, PairResult, Rates, RunRecord
 from tests.conftest import cpu_only
 
 
@@ -39,24 +40,20 @@ def test_fingerprint_on_cpu():
     assert info["torch"]
 
 
-def _workload(**kw) -> dict:
-    w = Workload(**kw)
-    return {"bytes": w.bytes, "flops": w.flops, "flops_dtype": w.flops_dtype, "units": w.units,
-            "unit_name": w.unit_name, "bound": w.bound}
-
-
 CEILINGS = {"copy_gbps": 4000.0, "matmul_bf16_tflops": 800.0, "matmul_tf32_tflops": 400.0,
             "matmul_fp32_tflops": 50.0}
 
 
 def test_memory_bound_rates():
-    w = _workload(bytes=2e9, flops=1e9)  # 0.5 FLOP/byte
-    assert w["bound"] == "memory"
+    w = Workload(bytes=2e9, flops=1e9)  # 0.5 FLOP/byte
+    assert w.bound == "memory"
     r = rates(w, 1.0, CEILINGS)  # 2 GB in 1 ms
-    assert r["gbps"] == pytest.approx(2000.0)
-    assert r["ceiling"] == "copy_gbps" and r["pct_of_ceiling"] == pytest.approx(50.0)
-    assert r["tflops"] == pytest.approx(1.0)
+    assert isinstance(r, Rates) and r.bound == "memory"
+    assert r.gbps == pytest.approx(2000.0)
+    assert r.ceiling == "copy_gbps" and r.pct_of_ceiling == pytest.approx(50.0)
+    assert r.tflops == pytest.approx(1.0) and r.units_per_s is None
     assert headline(r) == "2000 GB/s"
+    assert Rates.from_dict(r.to_dict()) == r
 
 
 @pytest.mark.parametrize("dtype, ceiling, pct", [
@@ -64,23 +61,27 @@ def test_memory_bound_rates():
     ("tf32", "matmul_tf32_tflops", 25.0), ("fp32", "matmul_fp32_tflops", 200.0),
 ])
 def test_compute_bound_rates_use_matching_dtype_ceiling(dtype, ceiling, pct):
-    w = _workload(bytes=1e9, flops=1e12, flops_dtype=dtype)  # 1000 FLOP/byte
-    assert w["bound"] == "compute"
+    w = Workload(bytes=1e9, flops=1e12, flops_dtype=dtype)  # 1000 FLOP/byte
+    assert w.bound == "compute"
     r = rates(w, 10.0, CEILINGS)  # 1 TFLOP in 10 ms
-    assert r["tflops"] == pytest.approx(100.0)
-    assert r["ceiling"] == ceiling and r["pct_of_ceiling"] == pytest.approx(pct)
+    assert r.tflops == pytest.approx(100.0)
+    assert r.ceiling == ceiling and r.pct_of_ceiling == pytest.approx(pct)
     assert headline(r) == "100.0 TFLOP/s"
 
 
 def test_rates_without_ceilings_and_units():
-    r = rates(_workload(bytes=1e6), 1.0, {})
-    assert r["gbps"] == pytest.approx(1.0) and "pct_of_ceiling" not in r
-    r = rates(_workload(flops=1e9, flops_dtype="fp8"), 1.0, CEILINGS)  # no fp8 ceiling measured
-    assert r["bound"] == "compute" and "pct_of_ceiling" not in r
-    r = rates(_workload(units=4096, unit_name="tokens"), 2.0, {})
-    assert r["bound"] == "units" and r["units_per_s"] == pytest.approx(2.048e6)
+    r = rates(Workload(bytes=1e6), 1.0, {})
+    assert r.gbps == pytest.approx(1.0) and r.pct_of_ceiling is None and r.ceiling is None
+    assert "pct_of_ceiling" not in r.to_dict()
+    r = rates(Workload(flops=1e9, flops_dtype="fp8"), 1.0, CEILINGS)  # no fp8 ceiling measured
+    assert r.bound == "compute" and r.pct_of_ceiling is None
+    r = rates(Workload(units=4096, unit_name="tokens"), 2.0, {})
+    assert r.bound == "units" and r.units_per_s == pytest.approx(2.048e6)
+    assert r.unit_name == "tokens" and r.gbps is None and r.tflops is None
     assert headline(r) == "2.05M tokens/s"
-    assert headline(rates(_workload(), 1.0, {})) == "-"
+    assert rates(Workload(units=10), 1.0, {}).unit_name == "units"
+    assert headline(rates(Workload(), 1.0, {})) == "-"
+    assert headline(None) == "-"
 
 
 # ---------------------------------------------------------------- contract helpers
@@ -88,7 +89,8 @@ def test_rates_without_ceilings_and_units():
 def test_validate_names_origin():
     class Ok(Benchmark):
         def setup(self, ctx: BenchContext) -> None: ...
-        def run(self): ...
+        def make_inputs(self, seed: int): ...
+        def run(self, inputs): ...
 
     validate(Ok(), "ch95/x.py")
     with pytest.raises(TypeError, match=r"ch95/x\.py: get_benchmark\(\) returned int"):
@@ -99,17 +101,30 @@ def test_validate_names_origin():
         validate(bad, "ch95/x.py")
     assert Requirements().cuda and BenchContext(device="cuda:0").is_cuda
 
+    class V1Style(Benchmark):  # contract v1: data built in setup(), run() without inputs
+        def setup(self, ctx: BenchContext) -> None: ...
+        def run(self): ...
+
+    with pytest.raises(TypeError, match=r"ch95/x\.py: V1Style does not define make_inputs\b"):
+        validate(V1Style(), "ch95/x.py")
+
+    class NoRun(Benchmark):
+        def make_inputs(self, seed: int): ...
+
+    with pytest.raises(TypeError, match=r"NoRun does not define run\b"):
+        validate(NoRun(), "ch95/x.py")
+
 
 # ---------------------------------------------------------------- exit codes
 
-def _result(*rows, interrupted=False) -> RunResult:
-    result = RunResult(Path("."), {}, {}, interrupted=interrupted)
-    result.pairs = [{"pair": "ch95:x", "examples": list(rows)}]
-    return result
+def _result(*rows: ExampleResult, interrupted=False) -> RunRecord:
+    return RunRecord(Path("."), {}, {}, pairs=[PairResult(pair="ch95:x", examples=list(rows))],
+                     interrupted=interrupted)
 
 
-def _row(status="ok", gate="pass"):
-    return {"status": status, "expectation": {"status": gate}}
+def _row(status="ok", gate="pass") -> ExampleResult:
+    return ExampleResult(name="x", id="ch95:x", file="ch95/optimized_x.py", status=status,
+                         expectation=GateResult(gate, gate) if gate != "-" else None)
 
 
 def test_exit_codes():

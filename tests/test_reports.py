@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -10,45 +11,61 @@ from typer.testing import CliRunner
 
 from cli.aisp import app
 from core import profiling
-from core.compare import compare_runs, is_regression, verdict
-from core.report import summary_markdown, write_reports
+from core.benchmark import Workload
+from core.compare import CompareRow, compare_runs, is_regression, load_run, verdict
+from core.expectations import GateResult
+from core.metrics import rates
+from core.record import ExampleResult, PairResult, RunRecord, SideResult, Verification
+from core.report import render, row, summary_markdown, throttle_notes, write_reports
+from core.stats import summarize
+
+CEILINGS = {"copy_gbps": 3000.0, "matmul_fp32_tflops": 51.0, "matmul_bf16_tflops": 790.0}
 
 
-def _row(name: str, base_ms: float, opt_ms: float, *, flops: float = 0.0, bytes_: float = 1e9,
-         status: str = "ok", spread: float = 0.01, seed: int = 0) -> dict:
+def make_side(ms: float, workload: Workload, *, spread: float = 0.01, seed: int = 0) -> SideResult:
+    """A side timed at about `ms` (50 samples within ±spread), with its rates."""
     rng = random.Random(seed)
-    samples = [opt_ms * (1 + rng.uniform(-spread, spread)) for _ in range(50)]
-    row = {"id": f"ch07:{name}", "name": name, "status": status, "teaching": False}
+    stats = summarize([ms * (1 + rng.uniform(-spread, spread)) for _ in range(50)])
+    return SideResult(stats, workload, rates(workload, stats.median, CEILINGS))
+
+
+def make_example(name: str, base_ms: float, opt_ms: float, *, flops: float = 0.0,
+                 bytes_: float = 1e9, status: str = "ok", spread: float = 0.01, seed: int = 0,
+                 teaching: bool = False, verification: Verification | None = None,
+                 gate: str = "pass") -> ExampleResult:
+    """ch07:<name>, measured at base_ms vs opt_ms, or failed/skipped without timings."""
+    workload = Workload(bytes=bytes_, flops=flops, flops_dtype="fp32")
+    ex = ExampleResult(name=name, id=f"ch07:{name}", file=f"ch07/optimized_{name}.py",
+                       chapter="ch07", stem=name, teaching=teaching, verification=verification)
     if status != "ok":
-        row["reason"] = "verification failed: boom"
-        return row
-    row.update(
-        baseline_ms=base_ms, optimized_ms=opt_ms, speedup=base_ms / opt_ms,
-        speedup_ci=[base_ms / opt_ms * 0.98, base_ms / opt_ms * 1.02],
-        stats={"median": opt_ms, "samples": samples, "n": 50},
-        workload={"bytes": bytes_, "flops": flops, "flops_dtype": "fp32"},
-        rates={"bound": "compute" if flops else "memory", "gbps": bytes_ / opt_ms / 1e6,
-               "tflops": flops / opt_ms / 1e9, "pct_of_ceiling": 50.0},
-        verification={"ok": True, "max_rel_err": 0.0},
-        expectation={"status": "pass", "stored_speedup": base_ms / opt_ms * 0.97})
-    return row
+        ex.fail("verification failed: boom", status)
+        return ex
+    ex.baseline = make_side(base_ms, workload, spread=spread, seed=seed + 1000)
+    ex.timing = make_side(opt_ms, workload, spread=spread, seed=seed)
+    ex.verification = verification or Verification(ok=True, max_rel_err=0.0, checks=3)
+    speedup = ex.baseline.median_ms / ex.timing.median_ms
+    ex.speedup, ex.speedup_ci = speedup, (speedup * 0.98, speedup * 1.02)
+    ex.expectation = GateResult(gate, f"{gate} message", stored_speedup=speedup * 0.97,
+                                floor=speedup * 0.97 * 0.9)
+    return ex
 
 
-def _result(rows: list[dict], run_dir: Path, **extra) -> dict:
-    return {"run_dir": str(run_dir), "interrupted": False,
-            "fingerprint": {"device": "NVIDIA H100 80GB HBM3", "hardware_key": "h100",
-                            "torch": "2.11", "driver": "580"},
-            "ceilings": {"copy_gbps": 3000.0, "matmul_fp32_tflops": 51.0,
-                         "matmul_bf16_tflops": 790.0},
-            "pairs": [{"pair": r["id"], "examples": [r]} for r in rows], **extra}
+def make_record(examples: list[ExampleResult], run_dir: Path, **extra) -> RunRecord:
+    """One pair per example (its baseline shared with the pair, as the runner does)."""
+    pairs = [PairResult(pair=ex.id, status=ex.status, reason=ex.reason, baseline=ex.baseline,
+                        examples=[ex]) for ex in examples]
+    return RunRecord(run_dir=run_dir, fingerprint={"device": "NVIDIA H100 80GB HBM3",
+                                                   "hardware_key": "h100", "torch": "2.11",
+                                                   "driver": "580"},
+                     ceilings=dict(CEILINGS), pairs=pairs, **extra)
 
 
 # --- summary.md and charts ------------------------------------------------------------------
 
 def test_write_reports_makes_summary_and_both_charts(tmp_path):
-    rows = [_row("copy", 1.0, 0.5), _row("matmul", 20.0, 10.0, flops=1e11, bytes_=2e8),
-            _row("broken", 0, 0, status="failed")]
-    written = write_reports(_result(rows, tmp_path), tmp_path)
+    rows = [make_example("copy", 1.0, 0.5), make_example("matmul", 20.0, 10.0, flops=1e11, bytes_=2e8),
+            make_example("broken", 0, 0, status="failed")]
+    written = write_reports(make_record(rows, tmp_path))
     assert [p.name for p in written] == ["summary.md", "speedups.png", "roofline.png"]
     for png in written[1:]:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
@@ -60,13 +77,14 @@ def test_write_reports_makes_summary_and_both_charts(tmp_path):
 
 
 def test_charts_are_skipped_when_nothing_was_measured(tmp_path):
-    written = write_reports(_result([_row("broken", 0, 0, status="failed")], tmp_path), tmp_path)
+    written = write_reports(make_record([make_example("broken", 0, 0, status="failed")], tmp_path),
+                            tmp_path)
     assert [p.name for p in written] == ["summary.md"]
 
 
 def test_summary_lists_profiles_and_skipped_profilers(tmp_path):
-    result = _result([_row("copy", 1.0, 0.5)], tmp_path)
-    result["pairs"][0]["profile"] = {
+    record = make_record([make_example("copy", 1.0, 0.5)], tmp_path)
+    record.pairs[0].profile = {
         "mode": "deep",
         "sides": {"baseline": {"trace": "t.json", "top": [
             {"name": "copy_scalar", "calls_per_run": 1, "us_per_run": 225.0}]}},
@@ -74,9 +92,58 @@ def test_summary_lists_profiles_and_skipped_profilers(tmp_path):
             {"kernel": "copy_scalar", "duration_us": 226.0, "dram_pct": 79.0, "sm_pct": 20.0,
              "achieved_occupancy_pct": 90.0}]}}},
         "nsys": {"status": "skipped", "reason": "nsys not found"}}
-    summary = summary_markdown(result)
+    summary = summary_markdown(record)
     assert "copy_scalar" in summary and "225.0" in summary and "b.ncu-rep" in summary
     assert "nsys: skipped (nsys not found)" in summary
+
+
+def test_render_table_notes_and_json(tmp_path):
+    mismatch = make_example("wrong", 0, 0, status="failed",
+                            verification=Verification(ok=False, message="differs", max_rel_err=0.5))
+    record = make_record([
+        make_example("copy", 1.0, 0.5), mismatch,
+        make_example("skip", 0, 0, status="skipped"),
+        make_example("huge", 30.0, 1.0), make_example("demo", 30.0, 1.0, teaching=True),
+        make_example("slow", 1.0, 0.9, gate="regression")], tmp_path,
+        expectation_updates=["ch07/expectations_h100.json"])
+    record.pairs[0].clocks_start = {"temperature_c": 40}
+    record.pairs[0].clocks_end = {"throttle_reasons": 0x40, "sm_clock_mhz": 1100, "temperature_c": 90}
+    text = render(record, "table")
+    lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("ch07:")}
+    copy = lines["ch07:copy"]
+    assert "2.00x [1.9" in copy and re.search(r" (19[89]\d|20[01]\d) GB/s ", copy)
+    assert "67%" in copy  # ~2000 GB/s of the 3000 GB/s copy ceiling
+    assert "ok (0e+00 rel)" in copy and copy.rstrip().endswith("pass")
+    assert "MISMATCH" in lines["ch07:wrong"] and "SKIPPED" in lines["ch07:skip"]
+    assert "[teaching]" in lines["ch07:demo"] and lines["ch07:slow"].rstrip().endswith("regression")
+    assert "FAILED ch07:wrong: verification failed: boom" in text
+    assert "SKIPPED ch07:skip:" in text and "REGRESSION ch07:slow: regression message" in text
+    assert re.search(r"WARNING ch07:huge: speedup (29\.\d|30\.\d)x exceeds 20x", text)
+    assert "WARNING ch07:demo" not in text
+    assert "THROTTLED ch07:copy: hardware thermal slowdown" in text and "1100 MHz" in text
+    assert "updated: ch07/expectations_h100.json" in text
+    assert f"results: {tmp_path}/results.json" in text and "NVIDIA H100 80GB HBM3" in text
+    assert "| ch07:copy" in render(record, "markdown")
+    as_json = json.loads(render(record, "json"))
+    assert as_json == json.loads(json.dumps(record.to_dict()))
+    again = RunRecord.from_dict(as_json)
+    assert [row(ex) for ex in again.rows] == [row(ex) for ex in record.rows]
+
+
+def test_row_of_a_measured_example_without_rates_or_interval():
+    ex = make_example("copy", 1.0, 0.5)
+    ex.timing.rates, ex.speedup_ci, ex.expectation, ex.verification = None, None, None, None
+    cells = row(ex)
+    assert cells[3].startswith("2.00x [2.00-2.00]") and cells[4:] == ["-", "-", "ok", "-"]
+
+
+def test_throttle_notes_read_pair_clocks():
+    hot = PairResult(pair="ch07:x", clocks_start={"temperature_c": 40},
+                     clocks_end={"throttle_reasons": 0x20 | 0x1, "sm_clock_mhz": 1200,
+                                 "temperature_c": 88})
+    idle = PairResult(pair="ch07:y", clocks_end={"throttle_reasons": 0x1})
+    lines = throttle_notes([hot, idle, PairResult(pair="ch07:z")])
+    assert len(lines) == 1 and "software thermal slowdown" in lines[0] and "1200 MHz" in lines[0]
 
 
 # --- compare --------------------------------------------------------------------------------
@@ -91,33 +158,91 @@ def test_verdicts():
 
 
 def test_compare_runs_flags_slower_and_newly_failed(tmp_path):
-    old = _result([_row("a", 1.0, 0.5), _row("b", 1.0, 0.5), _row("c", 1.0, 0.5)], tmp_path)
-    new = _result([_row("a", 1.0, 0.5, seed=1), _row("b", 1.0, 0.8),
-                   _row("c", 0, 0, status="failed"), _row("d", 1.0, 0.5)], tmp_path)
-    rows = {r["id"]: r for r in compare_runs(old, new)}
-    assert rows["ch07:a"]["verdict"] == "same"
-    assert rows["ch07:b"]["verdict"] == "slower" and is_regression(rows["ch07:b"])
-    assert rows["ch07:c"]["verdict"] == "failed" and is_regression(rows["ch07:c"])
-    assert rows["ch07:d"]["verdict"] == "only in new run" and not is_regression(rows["ch07:d"])
+    old = make_record([make_example("a", 1.0, 0.5), make_example("b", 1.0, 0.5),
+                       make_example("c", 1.0, 0.5), make_example("e", 1.0, 0.5)], tmp_path)
+    new = make_record([make_example("a", 1.0, 0.5, seed=1), make_example("b", 1.0, 0.8),
+                       make_example("c", 0, 0, status="failed"), make_example("d", 1.0, 0.5),
+                       make_example("e", 1.0, 0.25)], tmp_path)
+    rows = {r.id: r for r in compare_runs(old, new)}
+    assert all(isinstance(r, CompareRow) for r in rows.values())
+    assert rows["ch07:a"].verdict == "same" and not is_regression(rows["ch07:a"])
+    assert rows["ch07:b"].verdict == "slower" and is_regression(rows["ch07:b"])
+    assert rows["ch07:b"].ratio_ci[0] > 1.05
+    assert rows["ch07:b"].old_ms == pytest.approx(0.5, rel=0.02)
+    assert rows["ch07:b"].new_ms == pytest.approx(0.8, rel=0.02)
+    assert rows["ch07:b"].new_speedup == pytest.approx(1.25, rel=0.04)
+    assert rows["ch07:c"].verdict == "failed" and is_regression(rows["ch07:c"])
+    assert rows["ch07:c"].reason == "verification failed: boom" and rows["ch07:c"].ratio_ci is None
+    assert rows["ch07:d"].verdict == "only in new run" and not is_regression(rows["ch07:d"])
+    assert rows["ch07:e"].verdict == "faster" and not is_regression(rows["ch07:e"])
+    assert rows["ch07:d"].to_dict() == {"id": "ch07:d", "verdict": "only in new run"}
+    assert set(rows["ch07:b"].to_dict()) == {"id", "verdict", "ratio_ci", "old_ms", "new_ms",
+                                             "old_speedup", "new_speedup"}
 
 
-def _write_run(path: Path, rows: list[dict]) -> Path:
+def test_compare_reads_back_what_a_run_wrote(tmp_path):
+    old = make_record([make_example("a", 1.0, 0.5), make_example("c", 0, 0, status="failed")],
+                      tmp_path)
+    path = _write_run(tmp_path / "old", old)
+    loaded = load_run(path)
+    assert isinstance(loaded, RunRecord) and [ex.id for ex in loaded.rows] == ["ch07:a", "ch07:c"]
+    a = loaded.rows[0]
+    assert a.timing.stats.samples == old.rows[0].timing.stats.samples
+    assert a.baseline is loaded.pairs[0].baseline and a.expectation.status == "pass"
+    assert [r.verdict for r in compare_runs(old, loaded)] == ["same", "not measured"]
+
+
+def test_compare_reads_results_written_before_the_typed_record(tmp_path):
+    # then an example kept its optimized stats/workload/rates at its own top level
+    record = make_record([make_example("a", 1.0, 0.5)], tmp_path)
+    data = record.to_dict()
+    ex = data["pairs"][0]["examples"][0]
+    timing = ex.pop("timing")
+    ex.update(stats=timing["stats"], workload=timing["workload"], rates=timing["rates"],
+              baseline_ms=1.0, optimized_ms=0.5)
+    (tmp_path / "results.json").write_text(json.dumps(data))
+    [row_] = compare_runs(load_run(tmp_path), record)
+    assert row_.verdict == "same" and row_.old_ms == pytest.approx(0.5, rel=0.02)
+
+
+def test_load_run_names_the_file_when_unusable(tmp_path):
+    with pytest.raises(ValueError, match="no results.json"):
+        load_run(tmp_path / "nope")
+    (tmp_path / "results.json").write_text("{oops")
+    with pytest.raises(ValueError, match=re.escape(f"{tmp_path / 'results.json'}: not valid JSON")):
+        load_run(tmp_path)
+    (tmp_path / "results.json").write_text(json.dumps({"run_dir": "x"}))
+    with pytest.raises(ValueError, match="no 'pairs'"):
+        load_run(tmp_path)
+    (tmp_path / "results.json").write_text(json.dumps({"pairs": [{"examples": []}]}))
+    with pytest.raises(ValueError, match=r"results\.json: not a results\.json of `bench run`"):
+        load_run(tmp_path / "results.json")
+
+
+def _write_run(path: Path, record: RunRecord | list[ExampleResult]) -> Path:
     path.mkdir(parents=True)
-    (path / "results.json").write_text(json.dumps(_result(rows, path)))
+    if not isinstance(record, RunRecord):
+        record = make_record(record, path)
+    (path / "results.json").write_text(json.dumps(record.to_dict()))
     return path
 
 
 def test_bench_compare_cli_exit_codes(tmp_path):
     runner = CliRunner()
-    old = _write_run(tmp_path / "old", [_row("a", 1.0, 0.5)])
-    same = _write_run(tmp_path / "same", [_row("a", 1.0, 0.5, seed=3)])
-    slow = _write_run(tmp_path / "slow", [_row("a", 1.0, 0.9)])
+    old = _write_run(tmp_path / "old", [make_example("a", 1.0, 0.5)])
+    same = _write_run(tmp_path / "same", [make_example("a", 1.0, 0.5, seed=3)])
+    slow = _write_run(tmp_path / "slow", [make_example("a", 1.0, 0.9)])
     ok = runner.invoke(app, ["bench", "compare", str(old), str(same)])
     assert ok.exit_code == 0 and "same" in ok.output
     bad = runner.invoke(app, ["bench", "compare", str(old), str(slow / "results.json")])
     assert bad.exit_code == 1 and "slower" in bad.output
     missing = runner.invoke(app, ["bench", "compare", str(old), str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "no results.json" in missing.output
+    as_json = runner.invoke(app, ["bench", "compare", str(old), str(slow), "--format", "json"])
+    assert as_json.exit_code == 1
+    [entry] = json.loads(as_json.stdout)
+    assert entry["id"] == "ch07:a" and entry["verdict"] == "slower"
+    assert entry["new_ms"] == pytest.approx(0.9, rel=0.02) and len(entry["ratio_ci"]) == 2
 
 
 # --- profiler commands ------------------------------------------------------------------------
@@ -164,15 +289,54 @@ def test_range_names_are_plain():
 
 # --- progress and hw peak on CPU ----------------------------------------------------------------
 
+def _events():
+    from core.events import Note, PairFinished, PairStarted
+
+    pair = make_record([make_example("x", 1.0, 0.5)], Path(".")).pairs[0]
+    pair.duration_s = 2.5
+    return [PairStarted(1, 2, "ch07:x"), PairFinished(1, 2, pair), Note("building ch07 [sm_90]"),
+            PairFinished(2, 2, PairResult(pair="ch07:y"), kept=True)]
+
+
 def test_progress_quiet_and_plain(capsys):
     from cli.progress import suite_progress
 
-    with suite_progress(2, quiet=True) as report:
-        report("[1/2] ch07:x ...")
+    with suite_progress(2, quiet=True) as listen:
+        for event in _events():
+            listen(event)
     assert capsys.readouterr().err == ""
-    with suite_progress(2) as report:  # stderr is not a terminal under pytest: plain lines
-        report("[1/2] ch07:x ...")
-    assert "[1/2] ch07:x ..." in capsys.readouterr().err
+    with suite_progress(2) as listen:  # stderr is not a terminal under pytest: plain lines
+        for event in _events():
+            listen(event)
+    assert capsys.readouterr().err.splitlines() == [
+        "[1/2] ch07:x ...", "      x: ok (2.5 s)", "building ch07 [sm_90]",
+        "[2/2] ch07:y: kept from the resumed run"]
+
+
+def test_progress_bar_on_a_terminal(monkeypatch):
+    import io
+
+    import rich.console
+    import rich.progress
+
+    from cli import progress
+
+    buffer, console = io.StringIO(), rich.console.Console
+    tty = type("Tty", (io.StringIO,), {"isatty": lambda self: True})
+    monkeypatch.setattr(progress.sys, "stderr", tty())
+    monkeypatch.setattr(rich.console, "Console", lambda **kw: console(
+        file=buffer, force_terminal=True, width=120, color_system=None))
+    descriptions = []
+    update = rich.progress.Progress.update
+    monkeypatch.setattr(rich.progress.Progress, "update", lambda self, task, **kw: (
+        descriptions.append(kw.get("description")), update(self, task, **kw))[1])
+    with progress.suite_progress(2) as listen:
+        for event in _events():
+            listen(event)
+    assert "ch07:x" in descriptions
+    out = buffer.getvalue()
+    assert "x: ok (2.5 s)" in out and "building ch07 [sm_90]" in out  # markup left alone
+    assert "kept from the resumed run" in out and "[1/2] ch07:x ..." not in out
 
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="asserts the CPU message")

@@ -1,14 +1,17 @@
-"""Statistics (core.stats) and the CPU timing loop (core.timing)."""
+"""Statistics (core.stats) and the CPU timing loop (core.timing), with the hooks core.child
+uses: harness work before each sample, one captured output per batch, per-round and
+per-batch checks that can drop a side."""
 from __future__ import annotations
 
 import math
+import random
 import time
 
 import numpy as np
 import pytest
 
 from core.stats import median_ci, speedup_interval, summarize
-from core.timing import StopPolicy, interleaved, measure_cpu, warm_up
+from core.timing import StopPolicy, Timed, interleaved, measure_cpu, warm_up
 
 
 # ---------------------------------------------------------------- statistics
@@ -167,3 +170,91 @@ def test_sides_are_interleaved_in_rounds():
                 device="cpu", warmup=0)
     timed = order[2:]  # after each side's estimate call
     assert timed == ["a", "b"] * 6
+
+
+def test_harness_hooks_run_outside_the_samples_and_capture_one_output_per_batch():
+    log, captured = [], []
+    counter = iter(range(10**6))
+
+    def call():
+        log.append("call")
+        return next(counter)
+
+    def before():
+        time.sleep(0.002)  # harness work (a flush, a fresh copy): in harness_ms, not the samples
+        log.append("before")
+
+    side = Timed(call, before, captured.append)
+    m = interleaved({"a": side}, StopPolicy(fixed_samples=5, round_time_s=1.0), device="cpu",
+                    warmup=1, before_round=lambda i: log.append(f"round {i}"),
+                    after_round=lambda i: set(), rng=random.Random(0))
+    assert m.stop_reason == "fixed sample count" and len(m.samples_ms["a"]) == 5
+    assert log[:4] == ["before", "call", "before", "call"]  # warm-up and estimate calls, each prepared
+    timed = log[4:]
+    assert timed[0] == "round 1" and timed.count("call") == 5
+    assert all(timed[i - 1] == "before" for i, entry in enumerate(timed) if entry == "call")
+    batches = m.batches["a"]
+    assert len(batches) == m.rounds == 2 and len(captured) == 2  # one capture per batch
+    for batch in batches:
+        assert batch.harness_ms >= 2.0 * len(batch.samples_ms)
+        assert max(batch.samples_ms) < 2.0  # the sleep in before() is in no sample
+        assert 0 <= batch.captured_at < len(batch.samples_ms)
+    # calls 0 and 1 were the warm-up and estimate; each capture is its batch's sampled call
+    assert [len(b.samples_ms) for b in batches] == [3, 2]
+    assert captured == [2 + batches[0].captured_at, 5 + batches[1].captured_at]
+
+
+def test_sides_dropped_by_the_round_and_batch_checks_stop_being_timed():
+    calls = {"base": 0, "bad_round": 0, "bad_batch": 0}
+
+    def side(name):
+        def call():
+            calls[name] += 1
+        return call
+
+    m = interleaved({n: side(n) for n in calls}, StopPolicy(fixed_samples=6, round_time_s=1e-9),
+                    device="cpu", warmup=0,
+                    after_round=lambda i: {"bad_round"} if i == 2 else set(),
+                    after_batch=lambda name: name == "bad_batch")
+    assert m.stop_reason == "fixed sample count" and m.rounds == 6
+    assert set(m.samples_ms) == {"base"} and len(m.samples_ms["base"]) == 6
+    assert calls == {"base": 7, "bad_round": 3, "bad_batch": 2}  # estimate call + timed rounds
+
+
+def test_after_batch_runs_before_the_next_side_is_timed():
+    order = []
+
+    def check(name: str) -> bool:
+        order.append(f"checked {name}")
+        return False  # nothing dropped
+
+    sides = {n: (lambda n=n: order.append(n)) for n in ("a", "b")}
+    interleaved(sides, StopPolicy(fixed_samples=1), device="cpu", warmup=0, after_batch=check)
+    assert order[2:] == ["a", "checked a", "b", "checked b"]  # after each side's estimate call
+
+
+def test_switch_runs_just_before_the_captured_sample_and_prepare_before_each_batch():
+    state, log, captured = {"value": 0}, [], []
+
+    def call():
+        log.append(state["value"])
+        return state["value"]
+
+    def prepare():  # the child resets the inputs to the round's first values here
+        state["value"] = 1
+        log.append("prepare")
+
+    def switch():  # ...and switches them to the second values just before the captured call
+        state["value"] = 2
+
+    side = Timed(call, capture=captured.append, switch=switch, prepare=prepare)
+    m = interleaved({"a": side}, StopPolicy(fixed_samples=6, round_time_s=1.0), device="cpu",
+                    warmup=0, rng=random.Random(1))
+    assert log[0] == 0  # the estimate call: no batch, nothing prepared or switched
+    segments = " ".join(map(str, log[1:])).split("prepare")[1:]
+    batches = m.batches["a"]
+    assert len(segments) == len(batches) == m.rounds == 2
+    for segment, batch in zip(segments, batches):
+        at, k = batch.captured_at, len(batch.samples_ms)
+        assert segment.split() == ["1"] * at + ["2"] * (k - at)
+    assert captured == [2, 2]  # each batch's captured output was computed on the switched values

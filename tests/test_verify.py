@@ -114,3 +114,18 @@ def test_snapshot_is_a_private_copy():
     a.fill_(7.0)
     assert float(snap["x"][0].sum()) == 0.0 and float(snap["x"][1][0].sum()) == 0.0
     assert isinstance(snap["x"], tuple) and isinstance(snap["x"][1], list)
+
+
+def test_reference_comparison_across_dtypes():
+    # reference() may answer in float64 where the side computes in bf16: with same_dtype=False
+    # the dtypes may differ and the tolerance defaults by the side's (actual's) dtype
+    reference = _rand(64, dtype=torch.float64)
+    side = reference.to(torch.bfloat16)
+    assert not compare(reference, side).ok  # a variant may not change the baseline's dtype
+    assert compare(reference, side, same_dtype=False).ok  # bf16 rounding, bf16 tolerance
+    off = side.clone()
+    off[5] = off[5] * 1.5 + 1.0
+    check = compare(reference, off, same_dtype=False)
+    assert not check.ok and "worst at (5,)" in check.message
+    # a float64 reference does not loosen an fp32 side's tolerance
+    assert not compare(reference, (reference * 1.004).float(), same_dtype=False).ok
