@@ -1,7 +1,8 @@
 """Shared by the `performance` pair: a small decoder-only transformer and one AdamW step.
 
-Both sides build the same model and the same batch of tokens from ctx.seed, so they start
-from identical weights and data; they differ only in how the step is executed.
+Both sides build the same model from ctx.seed in setup() and take the same batch of tokens
+from make_inputs(seed), so they start from identical weights and data; they differ only in
+how the step is executed. run() advances the model and the optimizer (`stateful`).
 """
 from __future__ import annotations
 
@@ -94,17 +95,23 @@ class TrainingStep(Benchmark):
     """One optimizer step over `cfg.batch` sequences; subclasses define run() and the optimizer."""
 
     supports_cpu = True
+    stateful = True  # each run() is one optimizer step: it updates the weights and AdamW state
+
+    @property
+    def cfg(self) -> Config:
+        return CUDA_CONFIG if self.ctx.is_cuda else CPU_CONFIG
 
     def setup(self, ctx: BenchContext) -> None:
-        self.device = ctx.device
-        self.cfg = CUDA_CONFIG if ctx.is_cuda else CPU_CONFIG
         torch.manual_seed(ctx.seed)  # weights: built on the CPU, so identical on every device
         self.model = TinyGPT(self.cfg).to(ctx.device)
-        g = torch.Generator().manual_seed(ctx.seed)
-        tokens = torch.randint(self.cfg.vocab, (self.cfg.batch, self.cfg.seq + 1), generator=g)
-        tokens = tokens.to(ctx.device)
-        self.inputs, self.targets = tokens[:, :-1], tokens[:, 1:]
         self.optimizer = self.make_optimizer(ctx)
+
+    def make_inputs(self, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(inputs, targets): the batch's tokens and the same tokens shifted by one."""
+        g = torch.Generator().manual_seed(seed)  # drawn on the CPU, so identical on every device
+        tokens = torch.randint(self.cfg.vocab, (self.cfg.batch, self.cfg.seq + 1), generator=g)
+        tokens = tokens.to(self.device)
+        return tokens[:, :-1], tokens[:, 1:]
 
     def make_optimizer(self, ctx: BenchContext) -> torch.optim.Optimizer:
         raise NotImplementedError

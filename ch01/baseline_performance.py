@@ -15,11 +15,12 @@ class Fp32AccumulatedStep(TrainingStep):
     def make_optimizer(self, ctx: BenchContext) -> torch.optim.Optimizer:
         return torch.optim.AdamW(self.model.parameters(), lr=3e-4)
 
-    def run(self) -> tuple[torch.Tensor, torch.Tensor]:
+    def run(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        inputs, targets = batch
         n = self.cfg.micro_batches
         self.optimizer.zero_grad(set_to_none=True)
         per_token = []
-        for x, y in zip(self.inputs.chunk(n), self.targets.chunk(n)):
+        for x, y in zip(inputs.chunk(n), targets.chunk(n)):
             losses = token_losses(self.model, x, y)
             # Equal-sized micro-batches: the sum of (mean / n) is the mean over the whole
             # batch, so the accumulated gradient is that of one step over the batch.
@@ -30,11 +31,7 @@ class Fp32AccumulatedStep(TrainingStep):
         return losses.mean(), losses
 
 
-def get_benchmark() -> Fp32AccumulatedStep:
-    return Fp32AccumulatedStep()
-
+get_benchmark = Fp32AccumulatedStep
 
 if __name__ == "__main__":
-    from core.single import main
-
-    main(get_benchmark)
+    Fp32AccumulatedStep.main()

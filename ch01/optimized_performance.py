@@ -29,21 +29,18 @@ class Bf16FusedStep(TrainingStep):
     def make_optimizer(self, ctx: BenchContext) -> torch.optim.Optimizer:
         return torch.optim.AdamW(self.model.parameters(), lr=3e-4, fused=ctx.is_cuda)
 
-    def run(self) -> tuple[torch.Tensor, torch.Tensor]:
+    def run(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        inputs, targets = batch
         self.optimizer.zero_grad(set_to_none=True)
         with torch.autocast(device_type=torch.device(self.device).type, dtype=torch.bfloat16):
-            losses = token_losses(self.model, self.inputs, self.targets)
+            losses = token_losses(self.model, inputs, targets)
         loss = losses.mean()
         loss.backward()
         self.optimizer.step()
         return loss.detach(), losses.detach()
 
 
-def get_benchmark() -> Bf16FusedStep:
-    return Bf16FusedStep()
-
+get_benchmark = Bf16FusedStep
 
 if __name__ == "__main__":
-    from core.single import main
-
-    main(get_benchmark)
+    Bf16FusedStep.main()

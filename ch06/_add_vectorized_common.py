@@ -1,7 +1,9 @@
 """Inputs for the add_vectorized pair: c = a + b over 64M floats (3 x 256 MiB, ~15x a Hopper L2)."""
 from __future__ import annotations
 
-from core.benchmark import Workload
+import torch
+
+from core.benchmark import BenchContext, Workload
 from core.cuda_pair import CudaPair
 
 N = 1 << 26
@@ -10,10 +12,17 @@ N = 1 << 26
 class AddBench(CudaPair):
     source = "add.cu"
 
-    def make_inputs(self) -> None:
-        self.a = self.randn(N)
-        self.b = self.randn(N)
-        self.c = self.nan_like(self.a)
+    def setup(self, ctx: BenchContext) -> None:
+        super().setup(ctx)
+        self.c = torch.full((N,), float("nan"), device=ctx.device)
+
+    def make_inputs(self, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        gen = self.generator(seed)
+        return self.randn(N, gen=gen), self.randn(N, gen=gen)
+
+    def reference(self, inputs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        a, b = inputs  # both sides run add.cu: check the baseline against float64 torch
+        return a.double() + b.double()
 
     def workload(self) -> Workload:
         return Workload(bytes=3 * N * 4)  # read a and b, write c

@@ -6,7 +6,9 @@ speed.
 """
 from __future__ import annotations
 
-from core.benchmark import Workload
+import torch
+
+from core.benchmark import BenchContext, Workload
 from core.cuda_pair import CudaPair
 
 TILES, TILE = 1 << 15, 32
@@ -15,10 +17,17 @@ TILES, TILE = 1 << 15, 32
 class ScoresBench(CudaPair):
     source = "bank_conflicts.cu"
 
-    def make_inputs(self) -> None:
-        self.q = self.randn(TILES, TILE, TILE)
-        self.k = self.randn(TILES, TILE, TILE)
-        self.s = self.nan_like(self.q)
+    def setup(self, ctx: BenchContext) -> None:
+        super().setup(ctx)
+        self.s = torch.full((TILES, TILE, TILE), float("nan"), device=ctx.device)
+
+    def make_inputs(self, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        gen = self.generator(seed)
+        return self.randn(TILES, TILE, TILE, gen=gen), self.randn(TILES, TILE, TILE, gen=gen)
+
+    def reference(self, inputs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        q, k = inputs  # every side runs the same tile code: check it against float64 torch
+        return torch.bmm(q.double(), k.double().transpose(1, 2))
 
     def workload(self) -> Workload:
         return Workload(bytes=3 * TILES * TILE * TILE * 4, flops=2 * TILES * TILE**3,

@@ -7,15 +7,13 @@ from ch06._add_common import N, AddBench
 class SerialAdd(AddBench):
     teaching = True  # the book's deliberately naive <<<1, 1>>> loop: kept out of headlines
 
-    def run(self) -> torch.Tensor:
-        self.lib.launch_add_serial(self.a, self.b, self.c, N)
+    def run(self, inputs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        a, b = inputs
+        self.lib.launch_add_serial(a, b, self.c, N)
         return self.c
 
 
-def get_benchmark() -> SerialAdd:
-    return SerialAdd()
-
+get_benchmark = SerialAdd
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    SerialAdd.main()

@@ -5,15 +5,13 @@ from ch06._add_vectorized_common import N, AddBench
 
 
 class ScalarAdd(AddBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_add_per_thread(self.a, self.b, self.c, N)
+    def run(self, inputs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        a, b = inputs
+        self.lib.launch_add_per_thread(a, b, self.c, N)
         return self.c
 
 
-def get_benchmark() -> ScalarAdd:
-    return ScalarAdd()
-
+get_benchmark = ScalarAdd
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    ScalarAdd.main()

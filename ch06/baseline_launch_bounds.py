@@ -5,15 +5,12 @@ from ch06._launch_bounds_common import K, N, OUT, ProjectBench
 
 
 class UnboundedProjection(ProjectBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_project_unbounded(self.x, self.wt, self.y, N, K, OUT)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_project_unbounded(x, self.wt, self.y, N, K, OUT)
         return self.y
 
 
-def get_benchmark() -> UnboundedProjection:
-    return UnboundedProjection()
-
+get_benchmark = UnboundedProjection
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    UnboundedProjection.main()

@@ -5,15 +5,12 @@ from ch06._occupancy_common import ROW, ROWS, SoftmaxBench
 
 
 class WarpBlockSoftmax(SoftmaxBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_softmax_rows_warp32(self.x, self.y, ROWS, ROW)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_softmax_rows_warp32(x, self.y, ROWS, ROW)
         return self.y
 
 
-def get_benchmark() -> WarpBlockSoftmax:
-    return WarpBlockSoftmax()
-
+get_benchmark = WarpBlockSoftmax
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    WarpBlockSoftmax.main()

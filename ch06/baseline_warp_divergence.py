@@ -5,15 +5,12 @@ from ch06._warp_divergence_common import N, ActivationBench
 
 
 class ParityBranch(ActivationBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_parity_branch(self.x, self.y, N)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_parity_branch(x, self.y, N)
         return self.y
 
 
-def get_benchmark() -> ParityBranch:
-    return ParityBranch()
-
+get_benchmark = ParityBranch
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    ParityBranch.main()

@@ -7,15 +7,13 @@ from ch06._add_common import N, AddBench
 class PerThreadAdd(AddBench):
     teaching = True  # its other half: the speedup over one thread is the lesson, not a result
 
-    def run(self) -> torch.Tensor:
-        self.lib.launch_add_per_thread(self.a, self.b, self.c, N)
+    def run(self, inputs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        a, b = inputs
+        self.lib.launch_add_per_thread(a, b, self.c, N)
         return self.c
 
 
-def get_benchmark() -> PerThreadAdd:
-    return PerThreadAdd()
-
+get_benchmark = PerThreadAdd
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    PerThreadAdd.main()

@@ -9,15 +9,13 @@ from ch06._add_vectorized_common import N, AddBench
 
 
 class Float4Add(AddBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_add_float4(self.a, self.b, self.c, N)
+    def run(self, inputs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        a, b = inputs
+        self.lib.launch_add_float4(a, b, self.c, N)
         return self.c
 
 
-def get_benchmark() -> Float4Add:
-    return Float4Add()
-
+get_benchmark = Float4Add
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    Float4Add.main()

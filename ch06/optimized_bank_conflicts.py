@@ -5,15 +5,13 @@ from ch06._bank_conflicts_common import TILES, ScoresBench
 
 
 class PaddedTileScores(ScoresBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_scores_padded(self.q, self.k, self.s, TILES)
+    def run(self, inputs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        q, k = inputs
+        self.lib.launch_scores_padded(q, k, self.s, TILES)
         return self.s
 
 
-def get_benchmark() -> PaddedTileScores:
-    return PaddedTileScores()
-
+get_benchmark = PaddedTileScores
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    PaddedTileScores.main()

@@ -5,15 +5,12 @@ from ch06._ilp_common import K, N, PolynomialBench
 
 
 class FourChainHorner(PolynomialBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_horner_four_chains(self.coef, K, self.xs, self.ys, N)
+    def run(self, xs: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_horner_four_chains(self.coef, K, xs, self.ys, N)
         return self.ys
 
 
-def get_benchmark() -> FourChainHorner:
-    return FourChainHorner()
-
+get_benchmark = FourChainHorner
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    FourChainHorner.main()

@@ -5,15 +5,12 @@ from ch06._launch_bounds_common import K, N, OUT, ProjectBench
 
 
 class BoundedProjection(ProjectBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_project_bounded(self.x, self.wt, self.y, N, K, OUT)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_project_bounded(x, self.wt, self.y, N, K, OUT)
         return self.y
 
 
-def get_benchmark() -> BoundedProjection:
-    return BoundedProjection()
-
+get_benchmark = BoundedProjection
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    BoundedProjection.main()

@@ -5,15 +5,12 @@ from ch06._occupancy_common import ROW, ROWS, SoftmaxBench
 
 
 class OccupancyApiSoftmax(SoftmaxBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_softmax_rows_occupancy(self.x, self.y, ROWS, ROW)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_softmax_rows_occupancy(x, self.y, ROWS, ROW)
         return self.y
 
 
-def get_benchmark() -> OccupancyApiSoftmax:
-    return OccupancyApiSoftmax()
-
+get_benchmark = OccupancyApiSoftmax
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    OccupancyApiSoftmax.main()

@@ -10,19 +10,33 @@ from __future__ import annotations
 
 import torch
 
-from core.benchmark import Workload
+from core.benchmark import BenchContext, Workload
 from core.cuda_pair import CudaPair
 
 N, TAPS, CTAS_PER_SM = 1 << 26, 16, 1
+TILE = 4096  # floats per tile, as in async_prefetch.cu
 
 
 class FilterBench(CudaPair):
     source = "async_prefetch.cu"
 
-    def make_inputs(self) -> None:
-        self.x = self.randn(N)
-        self.y = torch.full_like(self.x, float("nan"))
+    def setup(self, ctx: BenchContext) -> None:
+        super().setup(ctx)
+        self.y = torch.full((N,), float("nan"), device=ctx.device)
         self.ctas = CTAS_PER_SM * self.sm_count()
+
+    def make_inputs(self, seed: int) -> torch.Tensor:
+        return self.randn(N, gen=self.generator(seed))
+
+    def reference(self, x: torch.Tensor) -> torch.Tensor:
+        # Both kernels share filter_tile(): y[i] = Σ_r w_r · x[(i + r) mod TILE] per tile,
+        # w_r = 1.0f / (r + 1), here in float64.
+        tiles = x.double().view(-1, TILE)
+        y = torch.zeros_like(tiles)
+        for r in range(TAPS):
+            w = float(torch.tensor(1.0 / (r + 1), dtype=torch.float32))
+            y += w * torch.roll(tiles, -r, dims=1)
+        return y.view(-1)
 
     def workload(self) -> Workload:
         return Workload(bytes=2 * N * 4, flops=2 * TAPS * N, flops_dtype="fp32")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from core.benchmark import Workload
+from core.benchmark import BenchContext, Workload
 from core.cuda_pair import CudaPair
 
 N, CTAS_PER_SM = 1 << 26, 1
@@ -16,10 +16,16 @@ N, CTAS_PER_SM = 1 << 26, 1
 class StagedCopyBench(CudaPair):
     source = "tma_copy.cu"
 
-    def make_inputs(self) -> None:
-        self.src = self.randn(N)
-        self.dst = torch.full_like(self.src, float("nan"))
+    def setup(self, ctx: BenchContext) -> None:
+        super().setup(ctx)
+        self.dst = torch.full((N,), float("nan"), device=ctx.device)
         self.ctas = CTAS_PER_SM * self.sm_count()
+
+    def make_inputs(self, seed: int) -> torch.Tensor:
+        return self.randn(N, gen=self.generator(seed))
+
+    def reference(self, src: torch.Tensor) -> torch.Tensor:
+        return src.clone()  # both kernels live in tma_copy.cu: check them against torch
 
     def workload(self) -> Workload:
         return Workload(bytes=2 * N * 4)

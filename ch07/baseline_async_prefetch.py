@@ -5,15 +5,12 @@ from ch07._async_prefetch_common import N, TAPS, FilterBench
 
 
 class LoadThenCompute(FilterBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_filter_load_then_compute(self.x, self.y, N, TAPS, self.ctas)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_filter_load_then_compute(x, self.y, N, TAPS, self.ctas)
         return self.y
 
 
-def get_benchmark() -> LoadThenCompute:
-    return LoadThenCompute()
-
+get_benchmark = LoadThenCompute
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    LoadThenCompute.main()

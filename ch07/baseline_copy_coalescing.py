@@ -9,15 +9,12 @@ from ch07._copy_common import COLS, ROWS, CopyBench
 
 
 class ColumnWalkCopy(CopyBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_copy_column_walk(self.src, self.dst, ROWS, COLS)
+    def run(self, src: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_copy_column_walk(src, self.dst, ROWS, COLS)
         return self.dst
 
 
-def get_benchmark() -> ColumnWalkCopy:
-    return ColumnWalkCopy()
-
+get_benchmark = ColumnWalkCopy
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    ColumnWalkCopy.main()

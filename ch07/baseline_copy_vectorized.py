@@ -5,15 +5,12 @@ from ch07._copy_common import CopyBench
 
 
 class ScalarCopy(CopyBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_copy_scalar(self.src, self.dst, self.src.numel())
+    def run(self, src: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_copy_scalar(src, self.dst, src.numel())
         return self.dst
 
 
-def get_benchmark() -> ScalarCopy:
-    return ScalarCopy()
-
+get_benchmark = ScalarCopy
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    ScalarCopy.main()

@@ -5,15 +5,12 @@ from ch07._lookup_common import DIM, LOOKUPS, LookupBench
 
 
 class ScalarGather(LookupBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_gather_scalar(self.table, self.index, self.out, LOOKUPS, DIM)
+    def run(self, index: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_gather_scalar(self.table, index, self.out, LOOKUPS, DIM)
         return self.out
 
 
-def get_benchmark() -> ScalarGather:
-    return ScalarGather()
-
+get_benchmark = ScalarGather
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    ScalarGather.main()

@@ -5,15 +5,13 @@ from ch07._matmul_common import K, M, N, MatmulBench
 
 
 class NaiveMatmul(MatmulBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_matmul_naive(self.a, self.b, self.c, M, N, K)
+    def run(self, inputs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        a, b = inputs
+        self.lib.launch_matmul_naive(a, b, self.c, M, N, K)
         return self.c
 
 
-def get_benchmark() -> NaiveMatmul:
-    return NaiveMatmul()
-
+get_benchmark = NaiveMatmul
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    NaiveMatmul.main()

@@ -5,15 +5,12 @@ from ch07._async_prefetch_common import N, TAPS, FilterBench
 
 
 class DoubleBuffered(FilterBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_filter_double_buffered(self.x, self.y, N, TAPS, self.ctas)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_filter_double_buffered(x, self.y, N, TAPS, self.ctas)
         return self.y
 
 
-def get_benchmark() -> DoubleBuffered:
-    return DoubleBuffered()
-
+get_benchmark = DoubleBuffered
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    DoubleBuffered.main()

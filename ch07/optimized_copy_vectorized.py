@@ -9,15 +9,12 @@ from ch07._copy_common import CopyBench
 
 
 class Float4Copy(CopyBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_copy_float4(self.src, self.dst, self.src.numel())
+    def run(self, src: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_copy_float4(src, self.dst, src.numel())
         return self.dst
 
 
-def get_benchmark() -> Float4Copy:
-    return Float4Copy()
-
+get_benchmark = Float4Copy
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    Float4Copy.main()

@@ -5,15 +5,12 @@ from ch07._lookup_common import DIM, LOOKUPS, LookupBench
 
 
 class ReadOnlyRowGather(LookupBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_gather_rows_ldg(self.table, self.index, self.out, LOOKUPS, DIM)
+    def run(self, index: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_gather_rows_ldg(self.table, index, self.out, LOOKUPS, DIM)
         return self.out
 
 
-def get_benchmark() -> ReadOnlyRowGather:
-    return ReadOnlyRowGather()
-
+get_benchmark = ReadOnlyRowGather
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    ReadOnlyRowGather.main()

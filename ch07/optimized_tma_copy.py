@@ -8,15 +8,12 @@ from core.benchmark import Requirements
 class TmaStagedCopy(StagedCopyBench):
     requires = Requirements(nvcc=True, min_compute_capability=(9, 0))
 
-    def run(self) -> torch.Tensor:
-        self.lib.launch_staged_copy_tma(self.src, self.dst, N, self.ctas)
+    def run(self, src: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_staged_copy_tma(src, self.dst, N, self.ctas)
         return self.dst
 
 
-def get_benchmark() -> TmaStagedCopy:
-    return TmaStagedCopy()
-
+get_benchmark = TmaStagedCopy
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    TmaStagedCopy.main()

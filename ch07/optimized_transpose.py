@@ -5,15 +5,12 @@ from ch07._transpose_common import COLS, ROWS, TransposeBench
 
 
 class TiledTranspose(TransposeBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_transpose_smem_tiled(self.src, self.dst, ROWS, COLS)
+    def run(self, src: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_transpose_smem_tiled(src, self.dst, ROWS, COLS)
         return self.dst
 
 
-def get_benchmark() -> TiledTranspose:
-    return TiledTranspose()
-
+get_benchmark = TiledTranspose
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    TiledTranspose.main()

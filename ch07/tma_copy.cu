@@ -8,6 +8,7 @@
 //                       STAGES tiles are in flight per CTA, loads complete on an mbarrier,
 //                       stores drain asynchronously; no registers touch the data. sm_90+.
 #include "aisp.cuh"
+#include "tma.cuh"  // mbarrier and bulk-copy (TMA) PTX helpers
 
 constexpr int TILE_FLOATS = 4096;  // 16 KB
 constexpr int TILE_BYTES = TILE_FLOATS * 4;
@@ -29,34 +30,6 @@ staged_copy_threads(const float* __restrict__ in, float* __restrict__ out, int64
   }
 }
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint64_t* bar) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-               :: "r"(smem_addr(bar)), "r"(TILE_BYTES) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-               :: "r"(smem_addr(dst)), "l"(src), "r"(TILE_BYTES), "r"(smem_addr(bar)) : "memory");
-}
-
-__device__ __forceinline__ void wait_phase(uint64_t* bar, uint32_t parity) {
-  uint32_t done = 0;
-  while (!done) {
-    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
-                 "selp.u32 %0, 1, 0, p; }"
-                 : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
-  }
-}
-
-__device__ __forceinline__ void bulk_store(void* dst, const void* src) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
-               :: "l"(dst), "r"(smem_addr(src)), "r"(TILE_BYTES) : "memory");
-  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}
-#endif
-
 __global__ void staged_copy_tma(const float* __restrict__ in, float* __restrict__ out,
                                 int64_t tiles) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -64,25 +37,26 @@ __global__ void staged_copy_tma(const float* __restrict__ in, float* __restrict_
   __shared__ __align__(8) uint64_t full[STAGES];
   if (threadIdx.x != 0) return;  // the copy engine does the work; one thread feeds it
   for (int s = 0; s < STAGES; ++s)
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(smem_addr(&full[s])));
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    mbarrier_init<1>(&full[s]);
+  fence_mbarrier_init();
 
   int64_t count = tiles > blockIdx.x ? (tiles - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
   auto tile_of = [&](int64_t i) { return (blockIdx.x + i * gridDim.x) * TILE_FLOATS; };
   for (int64_t i = 0; i < count && i < STAGES; ++i)
-    bulk_load(stage + i * TILE_FLOATS, in + tile_of(i), &full[i]);
+    bulk_load(stage + i * TILE_FLOATS, in + tile_of(i), TILE_BYTES, &full[i]);
   for (int64_t i = 0; i < count; ++i) {
     int s = i % STAGES;
     wait_phase(&full[s], (i / STAGES) & 1);  // tile i has landed in stage s
-    bulk_store(out + tile_of(i), stage + s * TILE_FLOATS);
+    bulk_store(out + tile_of(i), stage + s * TILE_FLOATS, TILE_BYTES);
     if (i >= 1 && i - 1 + STAGES < count) {
       // Refill the stage of tile i-1 once its store has finished reading shared memory.
-      asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+      bulk_wait_group_read<1>();
       int prev = (i - 1) % STAGES;
-      bulk_load(stage + prev * TILE_FLOATS, in + tile_of(i - 1 + STAGES), &full[prev]);
+      bulk_load(stage + prev * TILE_FLOATS, in + tile_of(i - 1 + STAGES), TILE_BYTES,
+                &full[prev]);
     }
   }
-  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // all stores complete
+  bulk_wait_group<0>();  // all stores complete
 #endif
 }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from core.benchmark import Workload
+from core.benchmark import BenchContext, Workload
 from core.cuda_pair import CudaPair
 
 N, A, CTAS_PER_SM = 1 << 26, 2.5, 4  # 4 resident CTAs of 256 threads per SM (triad.cu)
@@ -15,11 +15,18 @@ N, A, CTAS_PER_SM = 1 << 26, 2.5, 4  # 4 resident CTAs of 256 threads per SM (tr
 class TriadBench(CudaPair):
     source = "triad.cu"
 
-    def make_inputs(self) -> None:
-        self.x = self.randn(N)
-        self.z = self.randn(N)
-        self.y = torch.full_like(self.x, float("nan"))
+    def setup(self, ctx: BenchContext) -> None:
+        super().setup(ctx)
+        self.y = torch.full((N,), float("nan"), device=ctx.device)  # output workspace
         self.ctas = CTAS_PER_SM * self.sm_count()
+
+    def make_inputs(self, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        gen = self.generator(seed)
+        return self.randn(N, gen=gen), self.randn(N, gen=gen)  # x, z
+
+    def reference(self, inputs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        x, z = inputs
+        return A * x.double() + z.double()
 
     def workload(self) -> Workload:
         return Workload(bytes=3 * N * 4)  # x and z read once, y written once

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from core.benchmark import Workload
+from core.benchmark import BenchContext, Workload
 from core.cuda_pair import CudaPair
 
 N, TERMS, CTAS_PER_SM = 1 << 25, 128, 2  # TERMS is fixed in polynomial.cu
@@ -19,11 +19,22 @@ N, TERMS, CTAS_PER_SM = 1 << 25, 128, 2  # TERMS is fixed in polynomial.cu
 class PolyBench(CudaPair):
     source = "polynomial.cu"
 
-    def make_inputs(self) -> None:
-        # x in [-1, 1): the series converges and every term matters to the last few ulps.
-        self.x = 2 * torch.rand(N, generator=self.gen, device=self.device) - 1
-        self.y = torch.full_like(self.x, float("nan"))
+    def setup(self, ctx: BenchContext) -> None:
+        super().setup(ctx)
+        self.y = torch.full((N,), float("nan"), device=ctx.device)  # output workspace
         self.ctas = CTAS_PER_SM * self.sm_count()
+
+    def make_inputs(self, seed: int) -> torch.Tensor:
+        # x in [-1, 1): the series converges and every term matters to the last few ulps.
+        return 2 * torch.rand(N, generator=self.generator(seed), device=self.device) - 1
+
+    def reference(self, x: torch.Tensor) -> torch.Tensor:
+        """p(x) = sum_k x^k / (k+1) by Horner's rule in float64, with exact coefficients."""
+        x = x.double()
+        acc = torch.full_like(x, 1 / TERMS)
+        for k in range(TERMS - 2, -1, -1):
+            acc.mul_(x).add_(1 / (k + 1))
+        return acc
 
     def workload(self) -> Workload:
         return Workload(bytes=2 * N * 4, flops=2 * (TERMS - 1) * N, flops_dtype="fp32")

@@ -5,6 +5,8 @@
 One thread per channel. On a 132-SM H100 the channels make 2.91 waves of 512-thread blocks at
 one block per SM and 1.94 waves of 256-thread blocks at three per SM, so neither side loses
 much to a partly empty last wave.
+
+A, B and C are the layer's parameters (drawn in setup()); x is the per-call input.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import ctypes
 
 import torch
 
-from core.benchmark import Workload
+from core.benchmark import BenchContext, Workload
 from core.cuda_pair import CudaPair
 
 STEPS, CHANNELS, STATE = 256, 196_608, 16  # STATE is fixed in ssm_scan.cu
@@ -21,13 +23,27 @@ STEPS, CHANNELS, STATE = 256, 196_608, 16  # STATE is fixed in ssm_scan.cu
 class ScanBench(CudaPair):
     source = "ssm_scan.cu"
 
-    def make_inputs(self) -> None:
-        self.x = self.randn(STEPS, CHANNELS)
+    def setup(self, ctx: BenchContext) -> None:
+        super().setup(ctx)
+        gen = self.generator(ctx.seed)
         # Decays in [0.5, 0.99): a stable recurrence whose states stay O(1).
-        self.a = 0.5 + 0.49 * torch.rand(CHANNELS, STATE, generator=self.gen, device=self.device)
-        self.b = self.randn(CHANNELS, STATE) / STATE**0.5
-        self.c = self.randn(CHANNELS, STATE) / STATE**0.5
-        self.y = torch.full_like(self.x, float("nan"))  # unwritten elements fail verification
+        self.a = 0.5 + 0.49 * torch.rand(CHANNELS, STATE, generator=gen, device=ctx.device)
+        self.b = self.randn(CHANNELS, STATE, gen=gen) / STATE**0.5
+        self.c = self.randn(CHANNELS, STATE, gen=gen) / STATE**0.5
+        self.y = torch.full((STEPS, CHANNELS), float("nan"), device=ctx.device)  # output
+
+    def make_inputs(self, seed: int) -> torch.Tensor:
+        return self.randn(STEPS, CHANNELS, gen=self.generator(seed))  # x
+
+    def reference(self, x: torch.Tensor) -> torch.Tensor:
+        """The same recurrence in float64, all channels at once, one time step at a time."""
+        a, b, c = self.a.double(), self.b.double(), self.c.double()
+        h = torch.zeros_like(a)
+        y = torch.empty(STEPS, CHANNELS, dtype=torch.float64, device=x.device)
+        for t in range(STEPS):
+            h = a * h + b * x[t].double()[:, None]
+            y[t] = (c * h).sum(dim=1)
+        return y
 
     def workload(self) -> Workload:
         # x read and y written once, A/B/C read once; per step and state a FMUL and two FFMAs.

@@ -5,15 +5,13 @@ from ch08._hbm_stream_common import A, N, TriadBench
 
 
 class ScalarTriad(TriadBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_triad_scalar(self.x, self.z, self.y, A, N)
+    def run(self, inputs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        x, z = inputs
+        self.lib.launch_triad_scalar(x, z, self.y, A, N)
         return self.y
 
 
-def get_benchmark() -> ScalarTriad:
-    return ScalarTriad()
-
+get_benchmark = ScalarTriad
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    ScalarTriad.main()

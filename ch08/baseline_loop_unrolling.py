@@ -9,15 +9,12 @@ from ch08._loop_unrolling_common import N, PolyBench
 
 
 class OneChain(PolyBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_poly_one_chain(self.x, self.y, N, self.ctas)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_poly_one_chain(x, self.y, N, self.ctas)
         return self.y
 
 
-def get_benchmark() -> OneChain:
-    return OneChain()
-
+get_benchmark = OneChain
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    OneChain.main()

@@ -9,15 +9,12 @@ from ch08._occupancy_tuning_common import CHANNELS, STEPS, ScanBench
 
 
 class Block512Scan(ScanBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_ssm_scan_block512(self.x, self.a, self.b, self.c, self.y, STEPS, CHANNELS)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_ssm_scan_block512(x, self.a, self.b, self.c, self.y, STEPS, CHANNELS)
         return self.y
 
 
-def get_benchmark() -> Block512Scan:
-    return Block512Scan()
-
+get_benchmark = Block512Scan
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    Block512Scan.main()

@@ -8,15 +8,12 @@ from ch08._threshold_common import N, STEPS, THRESHOLD, ThresholdBench
 
 
 class BranchyThreshold(ThresholdBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_threshold_branch(self.x, self.y, N, THRESHOLD, STEPS)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_threshold_branch(x, self.y, N, THRESHOLD, STEPS)
         return self.y
 
 
-def get_benchmark() -> BranchyThreshold:
-    return BranchyThreshold()
-
+get_benchmark = BranchyThreshold
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    BranchyThreshold.main()

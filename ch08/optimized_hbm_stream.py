@@ -9,15 +9,13 @@ from ch08._hbm_stream_common import A, N, TriadBench
 
 
 class Float4Triad(TriadBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_triad_float4(self.x, self.z, self.y, A, N, self.ctas)
+    def run(self, inputs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        x, z = inputs
+        self.lib.launch_triad_float4(x, z, self.y, A, N, self.ctas)
         return self.y
 
 
-def get_benchmark() -> Float4Triad:
-    return Float4Triad()
-
+get_benchmark = Float4Triad
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    Float4Triad.main()

@@ -9,15 +9,12 @@ from ch08._loop_unrolling_common import N, PolyBench
 
 
 class FourChains(PolyBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_poly_four_chains(self.x, self.y, N, self.ctas)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_poly_four_chains(x, self.y, N, self.ctas)
         return self.y
 
 
-def get_benchmark() -> FourChains:
-    return FourChains()
-
+get_benchmark = FourChains
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    FourChains.main()

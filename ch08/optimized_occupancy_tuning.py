@@ -9,15 +9,12 @@ from ch08._occupancy_tuning_common import CHANNELS, STEPS, ScanBench
 
 
 class Block256Scan(ScanBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_ssm_scan_block256(self.x, self.a, self.b, self.c, self.y, STEPS, CHANNELS)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_ssm_scan_block256(x, self.a, self.b, self.c, self.y, STEPS, CHANNELS)
         return self.y
 
 
-def get_benchmark() -> Block256Scan:
-    return Block256Scan()
-
+get_benchmark = Block256Scan
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    Block256Scan.main()

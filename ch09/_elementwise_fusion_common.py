@@ -25,14 +25,16 @@ def epilogue(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 class ElementwiseBench(Benchmark):
     def setup(self, ctx: BenchContext) -> None:
-        gen = torch.Generator(device=ctx.device).manual_seed(ctx.seed)
-        self.x = torch.randn(ROWS, COLS, generator=gen, device=ctx.device)
-        self.w = 1.0 + 0.1 * torch.randn(COLS, generator=gen, device=ctx.device)
-        self.b = 0.1 * torch.randn(COLS, generator=gen, device=ctx.device)
+        gen = self.generator(ctx.seed)  # w and b are the layer's parameters
+        self.w = 1.0 + 0.1 * self.randn(COLS, gen=gen)
+        self.b = 0.1 * self.randn(COLS, gen=gen)
         self.prepare()
 
     def prepare(self) -> None:
         """Per-variant setup (compilation and warm-up); not timed."""
+
+    def make_inputs(self, seed: int) -> torch.Tensor:
+        return self.randn(ROWS, COLS, gen=self.generator(seed))  # x
 
     def workload(self) -> Workload:
         # The fewest bytes the function needs (read x, write y), for every side: the

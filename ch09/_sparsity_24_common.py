@@ -1,11 +1,12 @@
 """Shared by the `sparsity_24` pair: Y = W @ X with W pruned to the 2:4 pattern.
 
 W is a (16384 x 8192) bf16 weight (out_features x in_features), X a (8192 x 8192) bf16
-block of activations (in_features x tokens). setup() prunes W for *both* sides, keeping
-the 2 largest-magnitude values of every 4 consecutive ones along K, so the two sides
-compute the same function: the baseline multiplies the pruned W as an ordinary dense
-matrix (half of its products are by zero), the optimized side hands the compressed W
-(the kept values plus 2-bit positions) to the sparse tensor cores, which skip the zeros.
+block of activations (in_features x tokens), new with every call. setup() prunes W for
+*both* sides, keeping the 2 largest-magnitude values of every 4 consecutive ones along K,
+so the two sides compute the same function: the baseline multiplies the pruned W as an
+ordinary dense matrix (half of its products are by zero), the optimized side hands the
+compressed W (the kept values plus 2-bit positions, prepared once in setup(), as a deployed
+model stores it) to the sparse tensor cores, which skip the zeros.
 
 The sparse operand comes first: PyTorch's semi-structured tensors compute `W_sparse @ X`
 directly (cuSPARSELt or CUTLASS), while `X @ W_sparse` is routed through transposes.
@@ -37,14 +38,14 @@ class Sparsity24Bench(Benchmark):
     requires = Requirements(min_compute_capability=(8, 0))  # sparse tensor cores: Ampere+
 
     def setup(self, ctx: BenchContext) -> None:
-        gen = torch.Generator(device=ctx.device).manual_seed(ctx.seed)
-        w = torch.randn(M, K, generator=gen, device=ctx.device).to(torch.bfloat16)
-        self.w = prune_2_4(w)
-        self.x = torch.randn(K, N, generator=gen, device=ctx.device).to(torch.bfloat16)
+        self.w = prune_2_4(self.randn(M, K, gen=self.generator(ctx.seed), dtype=torch.bfloat16))
         self.prepare()
 
     def prepare(self) -> None:
         """Per-variant setup (compression of W); not timed."""
+
+    def make_inputs(self, seed: int) -> torch.Tensor:
+        return self.randn(K, N, gen=self.generator(seed), dtype=torch.bfloat16)  # X
 
     def workload(self) -> Workload:
         return Workload(bytes=2 * (M * K + K * N + M * N), flops=2 * M * N * K, flops_dtype="bf16")

@@ -14,12 +14,12 @@ from core.benchmark import Workload
 
 
 class Fp32Matmul(ComputeBoundBench):
-    def run(self) -> torch.Tensor:
+    def run(self, a: torch.Tensor) -> torch.Tensor:
         matmul_flags = torch.backends.cuda.matmul
         allowed = matmul_flags.allow_tf32
         matmul_flags.allow_tf32 = False  # true fp32 math: FFMA, not TF32 tensor cores
         try:
-            return torch.matmul(self.a, self.b)
+            return torch.matmul(a, self.b)
         finally:
             matmul_flags.allow_tf32 = allowed
 
@@ -27,11 +27,7 @@ class Fp32Matmul(ComputeBoundBench):
         return Workload(bytes=4 * (M * K + K * N + M * N), flops=FLOPS, flops_dtype="fp32")
 
 
-def get_benchmark() -> Fp32Matmul:
-    return Fp32Matmul()
-
+get_benchmark = Fp32Matmul
 
 if __name__ == "__main__":
-    from core.single import main
-
-    main(get_benchmark)
+    Fp32Matmul.main()

@@ -12,15 +12,11 @@ from ch09._elementwise_fusion_common import ElementwiseBench, epilogue
 
 
 class EagerEpilogue(ElementwiseBench):
-    def run(self) -> torch.Tensor:
-        return epilogue(self.x, self.w, self.b)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        return epilogue(x, self.w, self.b)
 
 
-def get_benchmark() -> EagerEpilogue:
-    return EagerEpilogue()
-
+get_benchmark = EagerEpilogue
 
 if __name__ == "__main__":
-    from core.single import main
-
-    main(get_benchmark)
+    EagerEpilogue.main()

@@ -10,15 +10,11 @@ from core.benchmark import Requirements
 class Bf16Gemm(Fp8GemmBench):
     requires = Requirements(min_compute_capability=(8, 9))  # the pair needs fp8 tensor cores
 
-    def run(self) -> torch.Tensor:
-        return torch.matmul(self.a, self.b)
+    def run(self, a: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(a, self.b)
 
 
-def get_benchmark() -> Bf16Gemm:
-    return Bf16Gemm()
-
+get_benchmark = Bf16Gemm
 
 if __name__ == "__main__":
-    from core.single import main
-
-    main(get_benchmark)
+    Bf16Gemm.main()

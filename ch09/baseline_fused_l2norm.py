@@ -12,20 +12,16 @@ from ch09._fused_l2norm_common import COLS, ROWS, L2NormBench
 
 
 class UnfusedL2Norm(L2NormBench):
-    def run(self) -> torch.Tensor:
+    def run(self, x: torch.Tensor) -> torch.Tensor:
         # The temporaries between the kernels, allocated per call as eager code does (the
         # caching allocator hands back the same blocks: no cudaMalloc, no GPU work).
-        sq = torch.empty_like(self.x)
-        sums = torch.empty(ROWS, device=self.x.device)
-        self.lib.launch_l2norm_unfused(self.x, sq, sums, self.y, ROWS, COLS)
+        sq = torch.empty_like(x)
+        sums = torch.empty(ROWS, device=x.device)
+        self.lib.launch_l2norm_unfused(x, sq, sums, self.y, ROWS, COLS)
         return self.y
 
 
-def get_benchmark() -> UnfusedL2Norm:
-    return UnfusedL2Norm()
-
+get_benchmark = UnfusedL2Norm
 
 if __name__ == "__main__":
-    from core.single import main
-
-    main(get_benchmark)
+    UnfusedL2Norm.main()

@@ -13,15 +13,11 @@ from core.benchmark import Requirements
 
 
 class Fp8GemmFastAccum(ScaledMmBench):
-    requires = Requirements(min_compute_capability=(8, 9))
+    requires = Requirements(min_compute_capability=(8, 9), modules=("triton",))
     fast_accum = True
 
 
-def get_benchmark() -> Fp8GemmFastAccum:
-    return Fp8GemmFastAccum()
-
+get_benchmark = Fp8GemmFastAccum
 
 if __name__ == "__main__":
-    from core.single import main
-
-    main(get_benchmark)
+    Fp8GemmFastAccum.main()

@@ -8,16 +8,12 @@ from ch09._fused_l2norm_common import COLS, ROWS, L2NormBench
 
 
 class FusedL2Norm(L2NormBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_l2norm_fused(self.x, self.y, ROWS, COLS)
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_l2norm_fused(x, self.y, ROWS, COLS)
         return self.y
 
 
-def get_benchmark() -> FusedL2Norm:
-    return FusedL2Norm()
-
+get_benchmark = FusedL2Norm
 
 if __name__ == "__main__":
-    from core.single import main
-
-    main(get_benchmark)
+    FusedL2Norm.main()

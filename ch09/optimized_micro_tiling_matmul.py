@@ -12,16 +12,12 @@ from ch09._micro_tiling_matmul_common import K, M, N, MicroTilingBench
 
 
 class MicroTiledMatmul(MicroTilingBench):
-    def run(self) -> torch.Tensor:
-        self.lib.launch_matmul_micro(self.a, self.b, self.c, M, N, K)
+    def run(self, a: torch.Tensor) -> torch.Tensor:
+        self.lib.launch_matmul_micro(a, self.b, self.c, M, N, K)
         return self.c
 
 
-def get_benchmark() -> MicroTiledMatmul:
-    return MicroTiledMatmul()
-
+get_benchmark = MicroTiledMatmul
 
 if __name__ == "__main__":
-    from core.single import main
-
-    main(get_benchmark)
+    MicroTiledMatmul.main()

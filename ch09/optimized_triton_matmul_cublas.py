@@ -15,15 +15,11 @@ from core.benchmark import Requirements
 class CublasMatmul(MatmulBench):
     requires = Requirements(min_compute_capability=(8, 0))  # no triton needed
 
-    def run(self) -> torch.Tensor:
-        return torch.matmul(self.a, self.b)
+    def run(self, a: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(a, self.b)
 
 
-def get_benchmark() -> CublasMatmul:
-    return CublasMatmul()
-
+get_benchmark = CublasMatmul
 
 if __name__ == "__main__":
-    from core.single import main
-
-    main(get_benchmark)
+    CublasMatmul.main()

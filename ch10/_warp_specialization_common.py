@@ -23,33 +23,31 @@ class StencilBench(CudaPair):
     requires = Requirements(nvcc=True, min_compute_capability=(9, 0))  # TMA bulk copies
     # Same filter_tile() in both kernels: same fmaf chain per output, bit-identical.
     tolerance = Tolerance(rtol=0.0, atol=0.0)
-
-    def make_inputs(self) -> None:
-        self.x = self.randn(IN_ROWS, COLS)
-        self.taps = self.randn(TAPS, TAPS) / TAPS
-        self.y = torch.full((OUT_ROWS, COLS), float("nan"), device=self.device)
-        self.ctas = CTAS_PER_SM * self.sm_count()
+    # fp32 against float64 torch (the old setup() check's bounds), not bit for bit.
+    reference_tolerance = Tolerance(rtol=1e-4, atol=1e-4)
 
     def setup(self, ctx: BenchContext) -> None:
         super().setup(ctx)
-        if not getattr(self, "_checked", False):
-            # Both kernels share filter_tile(); check it once against a float64 torch reference.
-            self.run()
-            x, expected = self.x.double(), torch.zeros(OUT_ROWS, COLS, dtype=torch.float64,
-                                                       device=self.device)
-            for i in range(TAPS):
-                for j in range(TAPS):  # x[r + i][(c + j - 3) mod 256]
-                    expected += self.taps[i, j].double() * torch.roll(x[i:i + OUT_ROWS], 3 - j, dims=1)
-            torch.testing.assert_close(self.y.double(), expected, rtol=1e-4, atol=1e-4,
-                                       msg=lambda m: f"{self.source} disagrees with torch: {m}")
-            self.y.fill_(float("nan"))  # run() must write Y itself
-            self._checked = True
+        self.taps = self.randn(TAPS, TAPS, gen=self.generator(ctx.seed)) / TAPS  # the filter
+        self.y = torch.full((OUT_ROWS, COLS), float("nan"), device=ctx.device)
+        self.ctas = CTAS_PER_SM * self.sm_count()
 
-    def run(self) -> torch.Tensor:
-        self.launch()
+    def make_inputs(self, seed: int) -> torch.Tensor:
+        return self.randn(IN_ROWS, COLS, gen=self.generator(seed))
+
+    def reference(self, x: torch.Tensor) -> torch.Tensor:
+        # Both kernels share filter_tile(); check it against float64 torch.
+        x, expected = x.double(), torch.zeros(OUT_ROWS, COLS, dtype=torch.float64, device=x.device)
+        for i in range(TAPS):
+            for j in range(TAPS):  # x[r + i][(c + j - 3) mod 256]
+                expected += self.taps[i, j].double() * torch.roll(x[i:i + OUT_ROWS], 3 - j, dims=1)
+        return expected
+
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        self.launch(x)
         return self.y
 
-    def launch(self) -> None:
+    def launch(self, x: torch.Tensor) -> None:
         raise NotImplementedError
 
     def workload(self) -> Workload:

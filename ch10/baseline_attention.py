@@ -7,16 +7,14 @@ from ch10._attention_common import D, AttentionBench
 
 
 class EagerAttention(AttentionBench):
-    def run(self) -> torch.Tensor:
-        scores = torch.matmul(self.q, self.k.transpose(-2, -1)) / math.sqrt(D)  # 2 GiB, twice
+    def run(self, inputs: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        q, k, v = inputs
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(D)  # 2 GiB, twice
         probs = torch.softmax(scores, dim=-1)  # fp32 math inside, bf16 out: another 2 GiB
-        return torch.matmul(probs, self.v)
+        return torch.matmul(probs, v)
 
 
-def get_benchmark() -> EagerAttention:
-    return EagerAttention()
-
+get_benchmark = EagerAttention
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    EagerAttention.main()

@@ -1,16 +1,15 @@
 """One launch per expert, one CTA per tile: 128 launches, each too short to fill the GPU."""
+import torch
+
 from ch10._persistent_common import EXPERTS, GroupedProjectionBench
 
 
 class LaunchPerExpert(GroupedProjectionBench):
-    def launch(self) -> None:
-        self.lib.launch_expert_tiles(self.x, self.w, self.y, self.tile_offsets_host, EXPERTS)
+    def launch(self, x: torch.Tensor) -> None:
+        self.lib.launch_expert_tiles(x, self.w, self.y, self.tile_offsets_host, EXPERTS)
 
 
-def get_benchmark() -> LaunchPerExpert:
-    return LaunchPerExpert()
-
+get_benchmark = LaunchPerExpert
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    LaunchPerExpert.main()

@@ -7,16 +7,14 @@ from ch10._attention_common import AttentionBench
 
 
 class FlashAttention(AttentionBench):
-    def run(self) -> torch.Tensor:
+    def run(self, inputs: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        q, k, v = inputs
         # Pin the flash backend: SDPA would otherwise pick one itself (and fall back silently).
         with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            return F.scaled_dot_product_attention(self.q, self.k, self.v)
+            return F.scaled_dot_product_attention(q, k, v)
 
 
-def get_benchmark() -> FlashAttention:
-    return FlashAttention()
-
+get_benchmark = FlashAttention
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    FlashAttention.main()

@@ -6,10 +6,7 @@ class ClusterOfTwo(ClusterWeights):
     cluster_size = 2
 
 
-def get_benchmark() -> ClusterOfTwo:
-    return ClusterOfTwo()
-
+get_benchmark = ClusterOfTwo
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    ClusterOfTwo.main()

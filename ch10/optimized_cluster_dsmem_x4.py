@@ -6,10 +6,7 @@ class ClusterOfFour(ClusterWeights):
     cluster_size = 4
 
 
-def get_benchmark() -> ClusterOfFour:
-    return ClusterOfFour()
-
+get_benchmark = ClusterOfFour
 
 if __name__ == "__main__":
-    from core.single import main
-    main(get_benchmark)
+    ClusterOfFour.main()

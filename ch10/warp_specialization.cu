@@ -16,6 +16,7 @@
 // The filter: y[r][c] = Σ_{i<7} Σ_{j<7} w[i][j] · x[r + i][(c + j - 3) mod 256]. The input has
 // 6 more rows than the output (the halo rows are real data, not padding); columns wrap around.
 #include "aisp.cuh"
+#include "tma.cuh"  // mbarrier and bulk-copy (TMA) PTX helpers, shared with ch07/tma_copy.cu
 
 constexpr int COLS = 256;                        // image width; one consumer thread per column
 constexpr int RADIUS = 3;
@@ -92,32 +93,6 @@ stencil_load_then_compute(const float* __restrict__ x, const float* __restrict__
   }
 }
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint64_t* bar) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-               :: "r"(smem_addr(bar)), "r"(TILE_BYTES) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-               :: "r"(smem_addr(dst)), "l"(src), "r"(TILE_BYTES), "r"(smem_addr(bar)) : "memory");
-}
-
-__device__ __forceinline__ void wait_phase(uint64_t* bar, uint32_t parity) {
-  uint32_t done = 0;
-  while (!done) {
-    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
-                 "selp.u32 %0, 1, 0, p; }"
-                 : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
-  }
-}
-
-__device__ __forceinline__ void arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem_addr(bar)) : "memory");
-}
-#endif
-
 __global__ void __launch_bounds__(COMPUTE_THREADS + 32, 1)
 stencil_warp_specialized(const float* __restrict__ x, const float* __restrict__ taps,
                          float* __restrict__ y, int64_t tiles) {
@@ -128,11 +103,10 @@ stencil_warp_specialized(const float* __restrict__ x, const float* __restrict__ 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(smem_addr(&full[s])));
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"
-                   :: "r"(smem_addr(&empty[s])), "r"(COMPUTE_WARPS));
+      mbarrier_init<1>(&full[s]);
+      mbarrier_init(&empty[s], COMPUTE_WARPS);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");  // visible to the copy engine
+    fence_mbarrier_init();  // visible to the copy engine
   }
   __syncthreads();  // the last block-wide barrier: from here on the roles sync only through mbarriers
 
@@ -146,7 +120,7 @@ stencil_warp_specialized(const float* __restrict__ x, const float* __restrict__ 
         const int s = static_cast<int>(i % STAGES);
         // Use n = i / STAGES of stage s needs use n-1 released: phase n-1 of empty[s].
         if (i >= STAGES) wait_phase(&empty[s], static_cast<uint32_t>((i / STAGES - 1) & 1));
-        bulk_load(stage + s * TILE_FLOATS, x + tile_of(i) * OUT_ROWS * COLS, &full[s]);
+        bulk_load(stage + s * TILE_FLOATS, x + tile_of(i) * OUT_ROWS * COLS, TILE_BYTES, &full[s]);
       }
     }
     return;  // every copy it issued is waited for by the consumers, so the CTA outlives them
@@ -158,8 +132,8 @@ stencil_warp_specialized(const float* __restrict__ x, const float* __restrict__ 
     const int s = static_cast<int>(i % STAGES);
     wait_phase(&full[s], static_cast<uint32_t>((i / STAGES) & 1));  // tile i has landed
     filter_tile(stage + s * TILE_FLOATS, w, y + tile_of(i) * OUT_ROWS * COLS, threadIdx.x);
-    __syncwarp();                    // the whole warp has finished reading stage s ...
-    if (lane == 0) arrive(&empty[s]);  // ... and says so (release: orders those reads first)
+    __syncwarp();                               // the whole warp has finished reading stage s ...
+    if (lane == 0) mbarrier_arrive(&empty[s]);  // ... and says so (release: orders those reads first)
   }
 #endif
 }
