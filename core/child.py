@@ -291,19 +291,21 @@ class PairSession:
                 refill(values, self.baseline.make_inputs(fresh))
             self.integrity.checks_s += time.perf_counter() - started
 
-        def after_batch(name: str) -> bool:
-            """Inputs unchanged by this side's batch (else the side is out)."""
-            if option(benches[name], "inplace", False):
-                return False
+        def after_batch(name: str, batch: timing.Batch) -> bool:
+            """Right after each batch: no work escaped it, and the inputs are as they were
+            (a side that breaks either rule is out before the next side is timed)."""
             started = time.perf_counter()
-            mutated = changed(second if name in checkable else first, inputs)
-            if mutated:
-                problem = f"{mutation_problem(mutated)} (during timing)"
-                if name == "baseline":
-                    raise PairError(f"{self.file}: {problem}")
-                self.fail(name, f"{self.examples[name].file}: {problem}")
+            problem = escaped_work([batch], self.integrity.launch_gap_ms, device)
+            if not problem and not option(benches[name], "inplace", False):
+                mutated = changed(second if name in checkable else first, inputs)
+                problem = f"{mutation_problem(mutated)} (during timing)" if mutated else None
             self.integrity.checks_s += time.perf_counter() - started
-            return bool(mutated)
+            if problem is None:
+                return False
+            if name == "baseline":
+                raise PairError(f"{self.file}: {problem}")
+            self.fail(name, f"{self.examples[name].file}: {problem}")
+            return True
 
         def after_round(index: int) -> set[str]:
             if not captured:
@@ -314,6 +316,8 @@ class PairSession:
             self.integrity.checks_s += time.perf_counter() - started
             return dropped
 
+        if device.startswith("cuda"):
+            self.integrity.launch_gap_ms = timing.launch_gap_ms(device)
         policy = timing.StopPolicy(fixed_samples=self.spec.iterations)
         started = time.perf_counter()
         measurement = timing.interleaved({n: side(n) for n in names}, policy, device,
@@ -324,7 +328,6 @@ class PairSession:
         self.result.timing_mode = "cold" if cold else "hot"
         self.result.stop_reason, self.result.rounds = measurement.stop_reason, measurement.rounds
         self.result.warmup_calls = measurement.warmup_calls
-        self.integrity.launch_gap_ms = timing.launch_gap_ms(device) if device.startswith("cuda") else 0.0
         self.collect(measurement)
 
     def check_timed(self, inputs: Any, captured: dict[str, Any], index: int) -> set[str]:

@@ -186,13 +186,13 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
                 warmup: int | None = None, before_round: Callable[[int], None] | None = None,
                 after_round: Callable[[int], set[str]] | None = None,
                 rng: random.Random | None = None,
-                after_batch: Callable[[str], bool] | None = None) -> Measurement:
+                after_batch: Callable[[str, Batch], bool] | None = None) -> Measurement:
     """Measure every side in alternating rounds until `policy` says stop.
 
     `before_round(round)` runs before each round (the child refills the inputs there);
     `after_round(round)` after it (the child checks the captured outputs); the sides it
     returns are dropped from further timing. `rng` draws each batch's capture position.
-    `after_batch(side)` runs after each batch; a side for which it returns True is dropped.
+    `after_batch(side, batch)` runs after each batch; a side for which it returns True is dropped.
     """
     timed = {name: s if isinstance(s, Timed) else Timed(s) for name, s in sides.items()}
     rng = rng or random.Random()
@@ -234,7 +234,7 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
             batch = measure(side.call, k, side.before, at, side.capture, side.switch)
             batches[name].append(batch)
             samples[name].extend(batch.samples_ms)
-            if after_batch is not None and after_batch(name):  # before the next side's batch
+            if after_batch is not None and after_batch(name, batch):  # before the next side's batch
                 timed.pop(name)
                 samples.pop(name)
         if after_round is not None:

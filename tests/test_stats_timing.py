@@ -215,7 +215,7 @@ def test_sides_dropped_by_the_round_and_batch_checks_stop_being_timed():
     m = interleaved({n: side(n) for n in calls}, StopPolicy(fixed_samples=6, round_time_s=1e-9),
                     device="cpu", warmup=0,
                     after_round=lambda i: {"bad_round"} if i == 2 else set(),
-                    after_batch=lambda name: name == "bad_batch")
+                    after_batch=lambda name, batch: name == "bad_batch")
     assert m.stop_reason == "fixed sample count" and m.rounds == 6
     assert set(m.samples_ms) == {"base"} and len(m.samples_ms["base"]) == 6
     assert calls == {"base": 7, "bad_round": 3, "bad_batch": 2}  # estimate call + timed rounds
@@ -224,7 +224,7 @@ def test_sides_dropped_by_the_round_and_batch_checks_stop_being_timed():
 def test_after_batch_runs_before_the_next_side_is_timed():
     order = []
 
-    def check(name: str) -> bool:
+    def check(name: str, batch) -> bool:
         order.append(f"checked {name}")
         return False  # nothing dropped
 
