@@ -42,7 +42,7 @@ from core.process import deliver, read_token
 from core.record import (BatchCheck, ExampleResult, IntegrityReport, PairResult, SideResult,
                          Verification)
 from core.stats import speedup_interval, summarize
-from core.verify import compare, flatten, outputs_equal, snapshot
+from core.verify import compare, flatten, outputs_equal, snapshot, snapshot_into
 
 GUARD: Guard | None = None  # built in main(), before any pair module is imported
 
@@ -262,6 +262,8 @@ class PairSession:
         if "baseline" not in checkable:
             checkable = set()  # the baseline's state moves on: nothing to compare timed outputs with
         captured: dict[str, Any] = {}
+        buffers = {n: snapshot(benches[n].run(inputs)) for n in checkable}  # one untimed call
+        _sync(device)
 
         def side(name: str) -> timing.Timed:
             bench = benches[name]
@@ -276,8 +278,8 @@ class PairSession:
                     for step in steps:
                         step()
 
-            def keep(out: Any) -> None:
-                captured[name] = snapshot(out)
+            def keep(out: Any) -> None:  # into the buffer sized before timing: no allocation
+                captured[name] = buffers[name] = snapshot_into(buffers.get(name), out)
             check = name in checkable
             return timing.Timed(lambda: bench.run(given), before, keep if check else None,
                                 switch=(lambda: refill(inputs, second)) if check else None,

@@ -200,6 +200,11 @@ def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
         ex.baseline = result.baseline
         ex.timing.rates = rates(ex.timing.workload, ex.timing.median_ms, ceilings)
         ex.expectation = expect.gate(stored.get(ex.name), ex.speedup, tuple(ex.speedup_ci))
+        if ex.teaching and ex.expectation.status in ("regression", "inconclusive"):
+            # the book's deliberately naive example: its speedup is the lesson, not a result
+            ex.expectation = expect.GateResult("teaching", f"not gated (teaching pair): "
+                                               f"{ex.expectation.message}",
+                                               ex.expectation.stored_speedup, ex.expectation.floor)
 
 
 def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[str, Any]:

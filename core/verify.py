@@ -114,6 +114,28 @@ def snapshot(output: Any) -> Any:
     return output
 
 
+def snapshot_into(buffer: Any, output: Any) -> Any:
+    """Copy `output` into `buffer` (an earlier snapshot of the same structure) without
+    allocating, and return it; a fresh snapshot when the structure differs.
+
+    The timed-output check captures one sample's output inside a timed batch: a new
+    allocation there can reach cudaMalloc/cudaFree, which stall the host while the GPU idles,
+    and the escape check would count that idle time against the pair."""
+    try:
+        pairs = list(zip(flatten(buffer), flatten(output), strict=True))
+    except (TypeError, ValueError):
+        return snapshot(output)
+    if not pairs or any(b.shape != o.shape or b.dtype != o.dtype or b.device != o.device
+                        for (_, b), (_, o) in pairs):
+        return snapshot(output)
+    if isinstance(output, (int, float, bool)) or not isinstance(buffer, type(output)):
+        return snapshot(output)
+    with torch.no_grad():
+        for (_, b), (_, o) in pairs:
+            b.copy_(o)
+    return buffer
+
+
 def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
     index = []
     for dim in reversed(shape):

@@ -129,3 +129,33 @@ def test_update_refuses_malformed_file_and_leaves_it_unchanged(tmp_path, case):
         update(path, "h100", {"copy": {"speedup": 2.0}})
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["expectations_h100.json"]
+
+
+def test_teaching_pairs_are_reported_but_not_gated():
+    """A teaching pair's speedup is the book's lesson: below its floor it is shown, not failed."""
+    from pathlib import Path
+
+    from core.benchmark import Workload
+    from core.discovery import Pair
+    from core.record import ExampleResult, PairResult, RunRecord, SideResult
+    from core.runner import annotate
+    from core.stats import summarize
+
+    def side(ms):
+        return SideResult(summarize([ms] * 12), Workload(bytes=1e6))
+
+    def result(teaching):
+        ex = ExampleResult(name="add", id="ch06:add", file="ch06/optimized_add.py",
+                           timing=side(1.0), speedup=500.0, speedup_ci=(490.0, 510.0))
+        return PairResult(pair="ch06:add", teaching=teaching, baseline=side(500.0), examples=[ex])
+
+    stored = {"add": {"speedup": 1000.0}}
+    pair = Pair("ch06", "add", Path("ch06/baseline_add.py"))
+    naive, normal = result(True), result(False)
+    annotate(naive, pair, {}, stored)
+    annotate(normal, pair, {}, stored)
+    assert naive.examples[0].expectation.status == "teaching"
+    assert "not gated" in naive.examples[0].expectation.message
+    assert normal.examples[0].expectation.status == "regression"
+    assert RunRecord(Path("."), {}, {}, [naive]).exit_code() == 0
+    assert RunRecord(Path("."), {}, {}, [normal]).exit_code() == 1

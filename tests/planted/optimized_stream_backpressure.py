@@ -1,11 +1,14 @@
 """CHEAT (the issue's 109x case): many small kernels per call on a never-joined side
 stream, so the launch queue fills and the host is slowed by back-pressure; v1's check,
-which allowed 25% of the events' span, passed it."""
+which allowed 25% of the events' span, passed it. Now either rule catches it: the escape
+check (wall time no sample accounts for), or — when the back-pressure stretched the samples
+so far that they cover the wall time — the timed-output check (the captured output is read
+on the caller's stream before the side stream wrote it)."""
 import torch
 
 from ._planted_common import Streamed
 
-EXPECT = "work escaped the timed stream"
+EXPECT = "work escaped the timed stream|timed output differs from the baseline"
 
 
 class BackPressured(Streamed):
