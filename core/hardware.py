@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from core import REPO_ROOT
+from core import REPO_ROOT, atomic
 
 # Device name fragments → hardware key, most specific first.
 _KEYS = (("gh200", "gh200"), ("h200", "h200"), ("h100", "h100"), ("h800", "h800"),
@@ -216,9 +216,7 @@ def store_peaks(info: dict[str, Any], peaks: dict[str, float]) -> Path:
     cache[device_id(info)] = {"ceilings": peaks, "measured": datetime.now(timezone.utc)
                               .strftime("%Y-%m-%dT%H:%M:%SZ")}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(cache, indent=2, sort_keys=True))
-    tmp.replace(path)
+    atomic.write_text(path, json.dumps(cache, indent=2, sort_keys=True))
     return path
 
 

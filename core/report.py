@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from core import atomic
 from core.metrics import headline
 from core.record import ExampleResult, PairResult, RunRecord
 
@@ -190,5 +191,5 @@ def write_reports(record: RunRecord, run_dir: Path | None = None) -> list[Path]:
         plots.speedups(rows, run_dir / "speedups.png"),
         plots.roofline(rows, record.ceilings, run_dir / "roofline.png")) if chart]
     summary = run_dir / "summary.md"
-    summary.write_text(summary_markdown(record, [c.name for c in charts]))
+    atomic.write_text(summary, summary_markdown(record, [c.name for c in charts]))
     return [summary, *charts]
