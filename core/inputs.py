@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from core.benchmark import Inputs
+from core.verify import snapshot
 
 
 def tensors(inputs: Inputs, name: str = "inputs") -> list[tuple[str, torch.Tensor]]:
@@ -27,13 +28,7 @@ def tensors(inputs: Inputs, name: str = "inputs") -> list[tuple[str, torch.Tenso
 
 def clone(inputs: Inputs) -> Inputs:
     """A deep copy with fresh tensors (new identities, new storage)."""
-    if isinstance(inputs, torch.Tensor):
-        return inputs.detach().clone()
-    if isinstance(inputs, dict):
-        return {key: clone(value) for key, value in inputs.items()}
-    if isinstance(inputs, (list, tuple)):
-        return type(inputs)(clone(value) for value in inputs)
-    return inputs
+    return snapshot(inputs)
 
 
 def refill(inputs: Inputs, fresh: Inputs) -> None:
