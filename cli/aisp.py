@@ -113,7 +113,7 @@ def run(
     from core.discovery import TargetError, select
     from core.expectations import ExpectationsError
     from core.report import render
-    from core.runner import RunOptions, run_suite
+    from core.runner import ResumeError, RunOptions, run_suite
 
     names = list(targets) + [a for a in ctx.args]
     unknown_options = [a for a in names if a.startswith("-")]
@@ -148,7 +148,7 @@ def run(
     try:
         with suite_progress(len(selection), quiet=format == Format.json) as progress:
             result = run_suite(selection, options, listener=progress)
-    except ExpectationsError as exc:
+    except (ExpectationsError, ResumeError) as exc:
         _usage_error(str(exc))
     typer.echo(render(result, format.value))
     raise typer.Exit(result.exit_code(strict, update_expectations))
@@ -199,13 +199,18 @@ def compare(
     format: Format = typer.Option(Format.table, "--format", help="table, markdown or json."),
 ) -> None:
     """Compare two runs pair by pair; exit 1 if a pair got slower or stopped working."""
-    from core.compare import compare_runs, is_regression, load_run
+    from core.compare import comparable, compare_runs, environment_differences, is_regression, load_run
 
     try:
         old, new = load_run(run_a), load_run(run_b)
     except ValueError as exc:
         _usage_error(str(exc))
     rows = compare_runs(old, new, threshold)
+    for line in environment_differences(old, new):
+        typer.echo(f"WARNING: the runs differ in {line}; their timings are not comparable "
+                   f"as a code change", err=True)
+    if not comparable(rows):
+        _usage_error(f"{run_a} and {run_b} have no pair measured in both runs: nothing to compare")
     if format == Format.json:
         typer.echo(json.dumps([r.to_dict() for r in rows], indent=2))
     else:

@@ -11,7 +11,8 @@ chapter folder. Each file defines `get_benchmark()` returning a `Benchmark` with
     workload()        bytes / FLOPs / user units of one run()
 
 and optionally `reference(inputs)` (a trusted answer, checked against the baseline with
-`reference_tolerance`, else `tolerance`), `tolerance`, `requires`, `supports_cpu`, `timing_mode`, `teaching`, `stateful`, `inplace`,
+`reference_tolerance`, else `tolerance`), `tolerance`, `requires`, `supports_cpu`, `timing_mode`, `teaching`, `negative_result`,
+`stateful`, `inplace`,
 `seed_sensitive` and `teardown()`. The harness sets `self.ctx` before it calls setup().
 
 Because the harness builds the inputs, it can refill them with fresh values between timed
@@ -107,6 +108,7 @@ class Benchmark:
     supports_cpu: bool = False
     timing_mode: TimingMode = "hot"
     teaching: bool = False  # the book's deliberately naive example; kept out of headlines
+    negative_result: str = ""  # on an optimized side slower here by design: why (not gated)
     seed_sensitive: bool = True  # outputs must change with the input seed
     stateful: bool = False  # run() advances state (a training step): verified from fresh setups
     inplace: bool = False  # run() writes its result into its inputs: each call gets a fresh copy

@@ -148,6 +148,7 @@ class PairSession:
                                      f"in the stem's common class)")
                 continue
             self.sides[e["name"]] = bench
+            self.examples[e["name"]].negative_result = option(bench, "negative_result", "")
             self.check_guard("while importing", e["name"])
         for name in ["baseline", *self.sides]:
             self.setup(name)
@@ -255,6 +256,7 @@ class PairSession:
         names = ["baseline", *self.sides]
         benches = {n: self.bench(n) for n in names}
         inputs = self.baseline.make_inputs(_new_seed(self.rng))  # the tensors every side gets
+        self.timed_inputs = inputs
         first, second = clone(inputs), clone(inputs)  # this round's two sets of values
         cold = any(option(b, "timing_mode", "hot") == "cold" for b in benches.values())
         flush = timing.L2Flusher() if cold and device.startswith("cuda") else None
@@ -379,8 +381,12 @@ class PairSession:
     def side_result(self, name: str, measurement: timing.Measurement) -> SideResult:
         batches = [BatchCheck(sum(b.samples_ms), b.harness_ms, b.wall_ms, len(b.samples_ms))
                    for b in measurement.batches[name]]
+        host_ms = None
+        if self.device.startswith("cuda"):
+            bench, inputs = self.bench(name), self.timed_inputs
+            host_ms, _ = timing.host_probe(lambda: bench.run(inputs))
         return SideResult(summarize(measurement.samples_ms[name]), self.bench(name).workload(),
-                          batches=batches)
+                          batches=batches, host_ms=host_ms)
 
     # --- the whole pair ----------------------------------------------------------------
     def run(self) -> PairResult:

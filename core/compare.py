@@ -119,3 +119,21 @@ def compare_runs(old_run: RunRecord, new_run: RunRecord,
 
 def is_regression(row: CompareRow) -> bool:
     return row.verdict in ("slower", "failed")
+
+
+ENVIRONMENT_KEYS = ("device", "hardware_key", "cpu", "driver", "cuda_runtime", "torch", "nvcc")
+MEASURED_VERDICTS = ("faster", "slower", "same", "inconclusive")
+
+
+def environment_differences(old: RunRecord, new: RunRecord) -> list[str]:
+    """Device and software differences between two runs: a timing compared across them
+    measures the machine as much as the code."""
+    return [f"{key}: {old.fingerprint.get(key)!r} → {new.fingerprint.get(key)!r}"
+            for key in ENVIRONMENT_KEYS
+            if old.fingerprint.get(key) != new.fingerprint.get(key)
+            and (old.fingerprint.get(key) or new.fingerprint.get(key))]
+
+
+def comparable(rows: list[CompareRow]) -> bool:
+    """Whether any pair was measured in both runs."""
+    return any(row.verdict in MEASURED_VERDICTS for row in rows)

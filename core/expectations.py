@@ -1,9 +1,12 @@
 """Stored speedups per GPU model (`chNN/expectations_<key>.json`) and the regression gate.
 
 Gate: with stored speedup S and tolerance t (default 10%, per entry overridable) the floor
-is S·(1−t). A run whose speedup interval lies wholly below the floor is a regression; one
-whose median speedup is below the floor but whose interval reaches it is inconclusive
-(a failure only under --strict); otherwise it passes. No entry → "new".
+is S·(1−t), and never below 1.0 when S is below NEAR_ONE: a pair stored near or below 1x
+cannot pass with an optimized side that is slower than its baseline. A run whose speedup
+interval lies wholly below the floor is a regression; one whose median speedup is below the
+floor but whose interval reaches it is inconclusive (a failure only under --strict);
+otherwise it passes. No entry → "new". A pair declared a negative result (the optimized side
+is slower here, and the README says why) is verified and reported, not gated.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from core import atomic
 
 SCHEMA = 1
 DEFAULT_TOLERANCE = 0.10
+NEAR_ONE = 1.10  # stored speedups below this get a floor of at least 1.0
 
 
 class ExpectationsError(ValueError):
@@ -24,7 +28,7 @@ class ExpectationsError(ValueError):
 
 @dataclass
 class GateResult:
-    status: str  # new | pass | regression | inconclusive
+    status: str  # new | pass | regression | inconclusive | negative | teaching
     message: str
     stored_speedup: float | None = None
     floor: float | None = None
@@ -61,11 +65,17 @@ def load(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def gate(entry: dict[str, Any] | None, speedup: float, interval: tuple[float, float],
-         default_tolerance: float = DEFAULT_TOLERANCE) -> GateResult:
+         default_tolerance: float = DEFAULT_TOLERANCE, negative_result: str = "") -> GateResult:
+    if negative_result:
+        stored = float(entry["speedup"]) if entry else None
+        return GateResult("negative", f"documented negative result, not gated: {negative_result}",
+                          stored)
     if entry is None:
         return GateResult("new", "no stored expectation")
     stored = float(entry["speedup"])
     floor = stored * (1 - float(entry.get("tolerance", default_tolerance)))
+    if stored < NEAR_ONE:
+        floor = max(floor, 1.0)
     lo, hi = interval
     if hi < floor:
         return GateResult("regression", f"{speedup:.2f}x (interval {lo:.2f}-{hi:.2f}) is below "
@@ -86,3 +96,21 @@ def update(path: Path, hardware_key: str, entries: dict[str, dict[str, Any]]) ->
         examples[name] = entry
     document = {"schema": SCHEMA, "hardware_key": hardware_key, "examples": examples}
     atomic.write_text(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+
+MIN_SAMPLES = 10  # fewer samples per side than this: no trustworthy interval
+MAX_INTERVAL_RATIO = 1.10  # speedup interval hi / lo above this (about ±5%): too wide
+
+
+def noisy_reason(samples: tuple[int, int], interval: tuple[float, float], stop_reason: str) -> str:
+    """Why a measured speedup is too noisy to store (empty when it is fine to store).
+
+    `samples`: (baseline, optimized) sample counts; `interval`: the speedup's 95% interval."""
+    lo, hi = interval
+    if min(samples) < MIN_SAMPLES:
+        return f"only {min(samples)} samples (at least {MIN_SAMPLES} give an interval to trust)"
+    if lo <= 0 or hi / lo > MAX_INTERVAL_RATIO:
+        capped = f" after the {stop_reason}" if "cap" in stop_reason else ""
+        return (f"speedup interval {lo:.2f}-{hi:.2f} is wider than ±5%{capped}; rerun on a "
+                f"quieter machine")
+    return ""

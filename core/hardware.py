@@ -18,10 +18,31 @@ _KEYS = (("gh200", "gh200"), ("h200", "h200"), ("h100", "h100"), ("h800", "h800"
          ("l40s", "l40s"), ("l4", "l4"), ("a10", "a10"))
 
 
+def cpu_model() -> str:
+    """The processor's model name (/proc/cpuinfo), e.g. 'AMD EPYC 9454 48-Core Processor'."""
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def cpu_key(model: str | None = None) -> str:
+    """`AMD EPYC 9454 48-Core Processor` → `cpu_amd_epyc_9454`: CPU timings are stored per
+    CPU model, so one machine's numbers never gate another's."""
+    words = (model or cpu_model()).lower()
+    words = re.sub(r"\((r|tm)\)|@.*$|\b\d+-core\b|\bprocessor\b|\bcpu\b", " ", words)
+    slug = re.sub(r"[^a-z0-9]+", "_", words).strip("_")
+    return f"cpu_{slug}" if slug else "cpu"
+
+
 def hardware_key(device_name: str | None) -> str:
-    """`NVIDIA H100 80GB HBM3` → `h100`; no GPU → `cpu`; unknown GPUs get a slug."""
+    """`NVIDIA H100 80GB HBM3` → `h100`; no GPU → `cpu_<model>`; unknown GPUs get a slug."""
     if not device_name:
-        return "cpu"
+        return cpu_key()
     lowered = device_name.lower()
     for fragment, key in _KEYS:
         if re.search(rf"\b{fragment}\b", lowered):
@@ -110,7 +131,7 @@ def fingerprint() -> dict[str, Any]:
         "git_commit": git_commit(),
     }
     if not torch.cuda.is_available():
-        info.update(device="cpu", hardware_key="cpu", cpu=platform.processor() or platform.machine())
+        info.update(device="cpu", hardware_key=cpu_key(), cpu=cpu_model())
         return info
     index = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(index)

@@ -21,6 +21,7 @@ from core.expectations import GateResult
 from core.stats import SampleStats
 
 Status = str  # "ok" | "failed" | "skipped"
+HOST_BOUND = 0.8  # a side whose host time per call is this share of its GPU time is host-bound
 
 
 @dataclass
@@ -76,14 +77,20 @@ class SideResult:
     workload: Workload
     rates: Rates | None = None
     batches: list[BatchCheck] = field(default_factory=list)
+    host_ms: float | None = None  # host time to enqueue one call (core.timing.host_probe)
 
     @property
     def median_ms(self) -> float:
         return self.stats.median
 
+    @property
+    def host_bound(self) -> bool:
+        """The host's time per call reaches the GPU time per call (HOST_BOUND of it)."""
+        return self.host_ms is not None and self.host_ms >= HOST_BOUND * self.stats.median
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"stats": self.stats.to_dict(), "workload": workload_to_dict(self.workload),
-                               "batches": [asdict(b) for b in self.batches]}
+                               "batches": [asdict(b) for b in self.batches], "host_ms": self.host_ms}
         if self.rates is not None:
             out["rates"] = self.rates.to_dict()
         return out
@@ -92,7 +99,7 @@ class SideResult:
     def from_dict(cls, data: dict[str, Any]) -> SideResult:
         return cls(stats_from_dict(data["stats"]), workload_from_dict(data.get("workload", {})),
                    Rates.from_dict(data["rates"]) if data.get("rates") else None,
-                   [BatchCheck(**b) for b in data.get("batches", [])])
+                   [BatchCheck(**b) for b in data.get("batches", [])], data.get("host_ms"))
 
 
 @dataclass
@@ -125,6 +132,8 @@ class ExampleResult:
     chapter: str = ""
     stem: str = ""
     teaching: bool = False
+    negative_result: str = ""  # the optimized side is slower here by design: why (not gated)
+    noisy: str = ""  # why the result is too noisy to trust (then it is never stored)
     verification: Verification | None = None
     timing: SideResult | None = None  # the optimized side
     baseline: SideResult | None = None  # the pair's baseline (shared by its variants)
@@ -135,6 +144,12 @@ class ExampleResult:
     @property
     def measured(self) -> bool:
         return self.status == "ok" and self.timing is not None and self.speedup is not None
+
+    @property
+    def host_bound(self) -> list[str]:
+        """The sides whose samples measure the host's launches rather than the GPU."""
+        return [name for name, side in (("baseline", self.baseline), ("optimized", self.timing))
+                if side is not None and side.host_bound]
 
     @property
     def optimized_ms(self) -> float | None:
@@ -150,7 +165,8 @@ class ExampleResult:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "id": self.id, "file": self.file,
                                "status": self.status, "reason": self.reason,
-                               "chapter": self.chapter, "stem": self.stem, "teaching": self.teaching}
+                               "chapter": self.chapter, "stem": self.stem, "teaching": self.teaching,
+                               "negative_result": self.negative_result, "noisy": self.noisy}
         if self.verification is not None:
             out["verification"] = self.verification.to_dict()
         if self.timing is not None:
@@ -170,6 +186,7 @@ class ExampleResult:
             status=data.get("status", "failed"), reason=data.get("reason", ""),
             chapter=data.get("chapter", ""), stem=data.get("stem", ""),
             teaching=bool(data.get("teaching", False)),
+            negative_result=data.get("negative_result", ""), noisy=data.get("noisy", ""),
             verification=Verification.from_dict(data["verification"]) if data.get("verification") else None,
             timing=SideResult.from_dict(data["timing"]) if data.get("timing") else None,
             baseline=baseline, speedup=data.get("speedup"),
@@ -264,6 +281,7 @@ class RunRecord:
     interrupted: bool = False
     builds: dict[str, Any] = field(default_factory=dict)
     expectation_updates: list[str] = field(default_factory=list)
+    expectation_skips: list[str] = field(default_factory=list)  # noisy results not stored
     options: dict[str, Any] = field(default_factory=dict)  # targets and options of the run
 
     @property
@@ -280,7 +298,8 @@ class RunRecord:
     def to_dict(self) -> dict[str, Any]:
         return {"run_dir": str(self.run_dir), "fingerprint": self.fingerprint,
                 "ceilings": self.ceilings, "builds": self.builds, "interrupted": self.interrupted,
-                "expectation_updates": self.expectation_updates, "options": self.options,
+                "expectation_updates": self.expectation_updates,
+                "expectation_skips": self.expectation_skips, "options": self.options,
                 "pairs": [p.to_dict() for p in self.pairs]}
 
     @classmethod
@@ -290,4 +309,5 @@ class RunRecord:
                    pairs=[PairResult.from_dict(p) for p in data.get("pairs", [])],
                    interrupted=bool(data.get("interrupted", False)), builds=data.get("builds", {}),
                    expectation_updates=data.get("expectation_updates", []),
+                   expectation_skips=data.get("expectation_skips", []),
                    options=data.get("options", {}))

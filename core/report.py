@@ -34,6 +34,8 @@ def row(ex: ExampleResult) -> list[str]:
     if ex.speedup is not None:
         lo, hi = ex.speedup_ci or (ex.speedup, ex.speedup)
         speedup = f"{ex.speedup:.2f}x [{lo:.2f}-{hi:.2f}]"
+        speedup += " NOISY" if ex.noisy else ""
+        speedup += " host-bound" if ex.host_bound else ""
     else:
         speedup = "-"
     return [
@@ -71,8 +73,16 @@ def notes(rows: list[ExampleResult]) -> list[str]:
             lines.append(f"{ex.status.upper()} {ex.id}: {ex.reason}")
             continue
         gate = ex.expectation
-        if gate is not None and gate.status in ("regression", "inconclusive"):
+        if gate is not None and gate.status in ("regression", "inconclusive", "negative"):
             lines.append(f"{gate.status.upper()} {ex.id}: {gate.message}")
+        if ex.noisy:
+            lines.append(f"NOISY {ex.id}: {ex.noisy}; the speedup is not a result (never stored)")
+        for side in ex.host_bound:
+            timing = ex.baseline if side == "baseline" else ex.timing
+            lines.append(f"HOST-BOUND {ex.id}: the {side} side's host time per call "
+                         f"({timing.host_ms * 1e3:.1f} µs) reaches its GPU time per call "
+                         f"({timing.median_ms * 1e3:.1f} µs): its samples measure the host's "
+                         f"launches, not the GPU")
         if ex.speedup is not None and ex.speedup > IMPLAUSIBLE_SPEEDUP and not ex.teaching:
             lines.append(f"WARNING {ex.id}: speedup {ex.speedup:.1f}x exceeds "
                          f"{IMPLAUSIBLE_SPEEDUP:g}x; check the baseline is what a competent "
@@ -104,6 +114,8 @@ def render(record: RunRecord, fmt: str = "table") -> str:
         parts += ["", *extra]
     if record.expectation_updates:
         parts += ["", "updated: " + ", ".join(record.expectation_updates)]
+    if record.expectation_skips:
+        parts += ["", *[f"NOT STORED {line}" for line in record.expectation_skips]]
     parts += ["", f"results: {record.run_dir}/results.json"]
     return "\n".join(parts)
 

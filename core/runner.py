@@ -199,7 +199,10 @@ def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
             continue
         ex.baseline = result.baseline
         ex.timing.rates = rates(ex.timing.workload, ex.timing.median_ms, ceilings)
-        ex.expectation = expect.gate(stored.get(ex.name), ex.speedup, tuple(ex.speedup_ci))
+        ex.noisy = expect.noisy_reason((ex.baseline.stats.n, ex.timing.stats.n),
+                                       tuple(ex.speedup_ci), result.stop_reason)
+        ex.expectation = expect.gate(stored.get(ex.name), ex.speedup, tuple(ex.speedup_ci),
+                                     negative_result=ex.negative_result)
         if ex.teaching and ex.expectation.status in ("regression", "inconclusive"):
             # the book's deliberately naive example: its speedup is the lesson, not a result
             ex.expectation = expect.GateResult("teaching", f"not gated (teaching pair): "
@@ -229,13 +232,17 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     for chapter_dir in sorted({pair.baseline.parent for pair, _ in selection}):
         for path in sorted(chapter_dir.glob("expectations_*.json")):
             expect.load(path)  # a malformed file stops the run before any work or output
+    chosen = run_choices(selection, options)
+    if options.resume:
+        check_resume(options.resume, chosen)
     finished = load_finished(options.resume) if options.resume else {}
     run_dir = options.resume or make_run_dir(options.output_dir)
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    atomic.write_text(run_dir / "run.json", json.dumps(chosen, indent=2))
     info = probe(run_dir)
     fingerprint, ceilings = info["fingerprint"], info.get("ceilings", {})
     key = fingerprint.get("hardware_key", "cpu")
-    record = RunRecord(run_dir, fingerprint, ceilings)
+    record = RunRecord(run_dir, fingerprint, ceilings, options=chosen)
     stored = {pair.chapter: expect.load(expect.path_for(pair.baseline.parent, key))
               for pair, _ in selection}
     if "capability" in info:
@@ -270,6 +277,36 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     return record
 
 
+class ResumeError(ValueError):
+    """--resume with another selection or other options than the run it continues."""
+
+
+def run_choices(selection: list[tuple[Pair, list[Example]]], options: RunOptions) -> dict[str, Any]:
+    """What a run measures and how: written to run.json, checked by --resume."""
+    return {"targets": [e.id for _, examples in selection for e in examples],
+            "iterations": options.iterations, "warmup": options.warmup, "seed": options.seed,
+            "profile": options.profile, "update_expectations": options.update_expectations}
+
+
+def check_resume(run_dir: Path, chosen: dict[str, Any]) -> None:
+    """Refuse to resume `run_dir` with another selection or other options: the finished pairs
+    and the new ones would not belong to one run (and results.json would be overwritten)."""
+    path = Path(run_dir) / "run.json"
+    if not path.exists():
+        raise ResumeError(f"--resume {run_dir}: no run.json there (the run was started by an "
+                          f"older aisp); start a new run instead")
+    before = json.loads(path.read_text())
+    differ = [key for key in chosen if before.get(key) != chosen[key]]
+    if differ:
+        shown = "; ".join(f"{key}: was {before.get(key)!r}, now {chosen[key]!r}" for key in differ
+                          if key != "targets")
+        if "targets" in differ:
+            shown = (f"targets: it ran {', '.join(before.get('targets') or [])}"
+                     + (f"; {shown}" if shown else ""))
+        raise ResumeError(f"--resume {run_dir}: that run was started with other targets or "
+                          f"options ({shown}); resume it with the same ones, or start a new run")
+
+
 def load_finished(run_dir: Path) -> dict[str, PairResult]:
     """Pairs already measured in `run_dir` (its results.jsonl), by pair id, for --resume."""
     stream = Path(run_dir) / "results.jsonl"
@@ -287,7 +324,7 @@ def load_finished(run_dir: Path) -> dict[str, PairResult]:
 
 
 def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Example]]], key: str) -> None:
-    """Store every example that verified and was timed; failed pairs are never written."""
+    """Store every example that verified and was timed; failed and noisy results never are."""
     by_chapter: dict[Path, dict[str, dict[str, Any]]] = {}
     pairs = {pair.id: pair for pair, _ in selection}
     for pair, _ in selection:
@@ -297,7 +334,9 @@ def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Examp
         if pair is None:
             continue
         for ex in pair_result.examples:
-            if ex.measured:
+            if ex.measured and ex.noisy:
+                record.expectation_skips.append(f"{ex.id}: not stored, {ex.noisy}")
+            elif ex.measured:
                 by_chapter[pair.baseline.parent][ex.name] = expectation_entry(ex, record.fingerprint)
     for chapter_dir, entries in by_chapter.items():
         if entries:

@@ -168,6 +168,25 @@ def launch_gap_ms(device: str, calls: int = 200) -> float:
     return max(0.0, (batch.wall_ms - sum(batch.samples_ms)) / calls)
 
 
+def host_probe(fn: Fn, calls: int = 5) -> tuple[float, float]:
+    """Median host time to enqueue one call (queue empty at its start) and its GPU time, ms.
+
+    A side whose host time reaches its GPU time is host-bound: its samples measure the
+    host's launches (the GPU waits for them), not the GPU (design.md, 'Host-bound work')."""
+    host, gpu = [], []
+    for _ in range(calls):
+        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+        _synchronize()
+        t0 = _perf_counter()
+        _record(start)
+        fn()
+        _record(end)
+        host.append((_perf_counter() - t0) * 1e3)
+        _synchronize()
+        gpu.append(_elapsed(start, end))
+    return sorted(host)[len(host) // 2], sorted(gpu)[len(gpu) // 2]
+
+
 def warm_up(fn: Fn, measure: Callable[..., Batch], min_calls: int = 3,
             min_time_s: float = 0.05, max_calls: int = 200) -> tuple[float, int]:
     """Call `fn` until it has run `min_calls` times and for `min_time_s`; the first calls

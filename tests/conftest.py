@@ -32,6 +32,7 @@ cpu_only = pytest.mark.skipif(torch.cuda.is_available(),
                               reason="asserts CPU-only behaviour (device 'cpu', CUDA pairs skipped)")
 
 VEC_N = 64
+CPU_KEY = __import__("core.hardware", fromlist=["cpu_key"]).cpu_key()  # this machine's key
 
 VEC_COMMON = f'''
 """Input builder shared by the fake vec pairs: x + y on a tiny CPU vector."""
@@ -159,3 +160,13 @@ def in_process_root(fake_root, monkeypatch):
     _purge_fake_chapter_modules()
     yield fake_root
     _purge_fake_chapter_modules()
+
+
+@pytest.fixture
+def store_noisy(monkeypatch):
+    """Tiny CPU pairs timed 3 times are 'noisy' (core.expectations.noisy_reason) and never
+    stored; tests of --update-expectations itself lift the rule."""
+    import core.expectations
+
+    monkeypatch.setattr(core.expectations, "MIN_SAMPLES", 1)
+    monkeypatch.setattr(core.expectations, "MAX_INTERVAL_RATIO", float("inf"))

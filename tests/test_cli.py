@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from cli.aisp import app, chapter_main
 from core import REPO_ROOT
 from core.discovery import discover
-from tests.conftest import cpu_only, vec_chapter_files, vec_pair_file
+from tests.conftest import CPU_KEY, cpu_only, vec_chapter_files, vec_pair_file
 
 runner = CliRunner()
 
@@ -106,22 +106,22 @@ def test_run_unknown_option_exits_2(fake_env, make_chapter):
 @cpu_only
 def test_run_malformed_expectations_exits_2_and_leaves_file(fake_env, make_chapter, tmp_path):
     chapter = make_chapter("ch95", dict(GOOD, **{
-        "expectations_cpu.json": '{"examples": {"vec": {"speedup": "fast"}}}'}))
-    path = chapter / "expectations_cpu.json"
+        f"expectations_{CPU_KEY}.json": '{"examples": {"vec": {"speedup": "fast"}}}'}))
+    path = chapter / f"expectations_{CPU_KEY}.json"
     before = path.read_bytes()
     result = invoke("bench", "run", "--targets", "ch95", "--iterations", "2", "--warmup", "1",
                     "--update-expectations", "--output-dir", str(tmp_path / "runs"))
     assert result.exit_code == 2, result.output
     assert str(path) in result.output
     assert path.read_bytes() == before
-    assert [p.name for p in chapter.glob("expectations*")] == ["expectations_cpu.json"]
+    assert [p.name for p in chapter.glob("expectations*")] == [f"expectations_{CPU_KEY}.json"]
     assert not list((tmp_path / "runs").glob("*/results.jsonl"))  # no pair ran
 
 
 # ---------------------------------------------------------------- bench run: real runs
 
 @cpu_only
-def test_run_all_good_exits_0(fake_env, make_chapter, tmp_path):
+def test_run_all_good_exits_0(fake_env, make_chapter, tmp_path, store_noisy):
     chapter = make_chapter("ch95", GOOD)
     result = invoke("bench", "run", "--targets", "ch95", "--iterations", "3", "--warmup", "1",
                     "--format", "json", "--update-expectations", "--output-dir", str(tmp_path / "runs"))
@@ -130,9 +130,9 @@ def test_run_all_good_exits_0(fake_env, make_chapter, tmp_path):
     rows = [ex for pair in data["pairs"] for ex in pair["examples"]]
     assert [(r["id"], r["status"]) for r in rows] == [("ch95:vec", "ok")]
     assert rows[0]["expectation"]["status"] == "new"
-    assert data["expectation_updates"] == ["ch95/expectations_cpu.json"]
-    stored = json.loads((chapter / "expectations_cpu.json").read_text())
-    assert set(stored["examples"]) == {"vec"} and stored["hardware_key"] == "cpu"
+    assert data["expectation_updates"] == [f"ch95/expectations_{CPU_KEY}.json"]
+    stored = json.loads((chapter / f"expectations_{CPU_KEY}.json").read_text())
+    assert set(stored["examples"]) == {"vec"} and stored["hardware_key"] == CPU_KEY
     listed = invoke("bench", "expectations")
     assert listed.exit_code == 0 and "vec" in listed.output and "ch95" in listed.output
 
@@ -193,7 +193,7 @@ def test_hw_info_on_cpu():
     as_json = invoke("hw", "info", "--json")
     assert as_json.exit_code == 0
     info = json.loads(as_json.stdout)
-    assert info["device"] == "cpu" and info["hardware_key"] == "cpu"
+    assert info["device"] == "cpu" and info["hardware_key"] == CPU_KEY
 
 
 def test_chapter_compare_entry_point(fake_env, make_chapter, capsys):

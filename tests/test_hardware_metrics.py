@@ -10,7 +10,7 @@ from core.expectations import GateResult
 from core.hardware import fingerprint, hardware_key
 from core.metrics import headline, rates
 from core.record import ExampleResult, PairResult, Rates, RunRecord
-from tests.conftest import cpu_only
+from tests.conftest import CPU_KEY, cpu_only
 
 
 @pytest.mark.parametrize("name, key", [
@@ -24,8 +24,8 @@ from tests.conftest import cpu_only
     ("NVIDIA A100-SXM4-80GB", "a100"),
     ("NVIDIA L4", "l4"),
     ("NVIDIA L40S", "l40s"),
-    (None, "cpu"),
-    ("", "cpu"),
+    (None, CPU_KEY),
+    ("", CPU_KEY),
     ("NVIDIA GeForce RTX 4090", "geforce_rtx_4090"),
     ("Tesla V100-SXM2-16GB", "tesla_v100_sxm2_16gb"),
 ])
@@ -36,7 +36,7 @@ def test_hardware_key(name, key):
 @cpu_only
 def test_fingerprint_on_cpu():
     info = fingerprint()
-    assert info["device"] == "cpu" and info["hardware_key"] == "cpu"
+    assert info["device"] == "cpu" and info["hardware_key"] == CPU_KEY
     assert info["torch"]
 
 

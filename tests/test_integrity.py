@@ -158,10 +158,12 @@ def test_timeout_override_kills_only_that_pair(make_chapter, fake_root, fast_opt
 def test_resume_keeps_finished_pairs(make_chapter, fake_root, fast_options):
     make_chapter("ch93", vec_chapter_files(default=vec_pair_file(GOOD_RUN)))
     make_chapter("ch94", vec_chapter_files(default=vec_pair_file(GOOD_RUN)))
-    first = run_suite(select(["ch93"], root=fake_root), fast_options)
+    first = run_suite(select(["ch93", "ch94"], root=fake_root), fast_options)
     kept = first.pairs[0]
-    options = RunOptions(iterations=3, warmup=1, output_dir=fast_options.output_dir,
-                         resume=first.run_dir)
+    stream = first.run_dir / "results.jsonl"  # as if the run had died during the second pair
+    stream.write_text(stream.read_text().splitlines()[0] + "\n")
+    options = RunOptions(iterations=3, warmup=1, timeout_s=fast_options.timeout_s,
+                         output_dir=fast_options.output_dir, resume=first.run_dir)
     second = run_suite(select(["ch93", "ch94"], root=fake_root), options)
     assert second.run_dir == first.run_dir
     assert second.pairs[0].to_dict() == kept.to_dict()  # not measured again

@@ -79,3 +79,22 @@ def test_sides_share_the_baselines_input_builder(chapter, pair):
     for example in pair.examples:
         assert shares_builder(baseline, load(example.optimized)), (
             f"{example.id}: defines its own make_inputs; define it once in the stem's common class")
+
+
+def test_stored_speedups_below_one_are_declared():
+    """Every stored speedup below 1.0 belongs to a declared negative result or a teaching pair:
+    a slower optimized side is never presented as an optimization."""
+    from core import expectations as expect
+
+    undeclared = []
+    for chapter in CHAPTERS:
+        examples = {e.name: e for p in chapter.pairs for e in p.examples}
+        for path in sorted(chapter.path.glob("expectations_*.json")):
+            for name, entry in expect.load(path).items():
+                if entry["speedup"] >= 1.0 or name not in examples:
+                    continue
+                bench = importlib.import_module(
+                    f"{chapter.name}.{examples[name].optimized.stem}").get_benchmark()
+                if not (option(bench, "negative_result", "") or option(bench, "teaching", False)):
+                    undeclared.append(f"{path.parent.name}/{path.name}: {name} {entry['speedup']}x")
+    assert not undeclared, undeclared

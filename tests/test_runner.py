@@ -14,21 +14,22 @@ import re
 
 import pytest
 
+from core import expectations as expect
 from core.discovery import select
 from core.events import PairFinished, PairStarted, describe
 from core.record import RunRecord
 from core.report import render
 from core.runner import RunOptions, run_suite
-from tests.conftest import VEC_COMMON, cpu_only, vec_pair_file, write_chapter
+from tests.conftest import CPU_KEY, VEC_COMMON, cpu_only, vec_pair_file, write_chapter
 
 pytestmark = cpu_only
 
 HANG_TIMEOUT_S = 12.0
 
 SEEDED_EXPECTATIONS = {
-    "schema": 1, "hardware_key": "cpu",
+    "schema": 1, "hardware_key": CPU_KEY,
     "examples": {
-        "vec": {"speedup": 1.0, "tolerance": 0.9},   # floor 0.1: the good variant passes
+        "vec": {"speedup": 2.0, "tolerance": 0.95},  # floor 0.1: the good variant passes
         "vec_wrong": {"speedup": 3.0},               # must survive: vec_wrong fails verification
         "elsewhere": {"speedup": 2.0, "tolerance": 0.3},
     },
@@ -88,7 +89,7 @@ CH96 = {
     # a baseline that hangs
     "baseline_hang.py": vec_pair_file("time.sleep(600)\nreturn inputs[0]"),
     "optimized_hang.py": vec_pair_file(),
-    "expectations_cpu.json": json.dumps(SEEDED_EXPECTATIONS, indent=2),
+    f"expectations_{CPU_KEY}.json": json.dumps(SEEDED_EXPECTATIONS, indent=2),
 }
 
 
@@ -100,7 +101,10 @@ def suite(tmp_path_factory):
     events = []
     options = RunOptions(iterations=3, warmup=1, timeout_s=HANG_TIMEOUT_S,
                          update_expectations=True, output_dir=root.parent / "runs")
-    record = run_suite(selection, options, listener=events.append)
+    with pytest.MonkeyPatch.context() as patch:  # 3 samples are "noisy": store them anyway here
+        patch.setattr(expect, "MIN_SAMPLES", 1)
+        patch.setattr(expect, "MAX_INTERVAL_RATIO", float("inf"))
+        record = run_suite(selection, options, listener=events.append)
     return {"record": record, "chapter": chapter, "selection": selection, "events": events,
             "rows": {row.name: row for row in record.rows},
             "pairs": {p.pair: p for p in record.pairs}}
@@ -239,7 +243,7 @@ def test_results_jsonl_has_one_line_per_pair(suite):
     assert [json.loads(line)["pair"] for line in lines] == [p.id for p, _ in suite["selection"]]
     full = json.loads((record.run_dir / "results.json").read_text())
     assert [p["pair"] for p in full["pairs"]] == [json.loads(line)["pair"] for line in lines]
-    assert full["fingerprint"]["hardware_key"] == "cpu"
+    assert full["fingerprint"]["hardware_key"] == CPU_KEY
     assert (record.run_dir / "logs" / "ch96__vec.log").exists()
     # the JSON form reads back into the same typed record
     again = RunRecord.from_dict(full)
@@ -269,21 +273,21 @@ def test_exit_code_and_report(suite):
 
 def test_gate_uses_stored_entry(suite):
     gate = suite["rows"]["vec"].expectation
-    assert gate.status == "pass" and gate.stored_speedup == 1.0
+    assert gate.status == "pass" and gate.stored_speedup == 2.0
     assert suite["rows"]["vec_wrong"].expectation is None
 
 
 def test_update_expectations_writes_only_verified_examples(suite):
     record, chapter = suite["record"], suite["chapter"]
-    assert record.expectation_updates == ["ch96/expectations_cpu.json"]
-    stored = json.loads((chapter / "expectations_cpu.json").read_text())["examples"]
+    assert record.expectation_updates == [f"ch96/expectations_{CPU_KEY}.json"]
+    stored = json.loads((chapter / f"expectations_{CPU_KEY}.json").read_text())["examples"]
     assert set(stored) == {"vec", "vec_wrong", "elsewhere"}  # nothing failed/skipped was added
     assert stored["vec_wrong"] == SEEDED_EXPECTATIONS["examples"]["vec_wrong"]  # not overwritten
     assert stored["elsewhere"] == SEEDED_EXPECTATIONS["examples"]["elsewhere"]
     vec = stored["vec"]
     assert vec["speedup"] == round(suite["rows"]["vec"].speedup, 4)
-    assert vec["tolerance"] == 0.9  # the hand-set tolerance is kept
+    assert vec["tolerance"] == 0.95  # the hand-set tolerance is kept
     assert vec["samples"] == {"baseline": 3, "optimized": 3}
     assert "date" in vec["provenance"]
     assert sorted(p.name for p in chapter.iterdir() if "expectations" in p.name) == [
-        "expectations_cpu.json"]
+        f"expectations_{CPU_KEY}.json"]

@@ -1,0 +1,191 @@
+"""Results the table must not present as facts: noisy speedups, host-bound sides, gates that
+cannot fail, resumed runs of another selection, comparisons across machines."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.aisp import app
+from core import expectations as expect
+from core.benchmark import Workload
+from core.compare import comparable, compare_runs, environment_differences
+from core.discovery import Pair, select
+from core.hardware import cpu_key, fingerprint
+from core.record import ExampleResult, PairResult, RunRecord, SideResult
+from core.report import notes, row
+from core.runner import ResumeError, RunOptions, annotate, run_suite, write_expectations
+from core.stats import summarize
+from tests.conftest import GOOD_RUN, vec_chapter_files, vec_pair_file
+
+
+def side(ms: float, n: int = 20, spread: float = 0.0, host_ms: float | None = None) -> SideResult:
+    samples = [ms * (1 + spread * ((i % 5) - 2) / 2) for i in range(n)]
+    return SideResult(summarize(samples), Workload(bytes=1e6), host_ms=host_ms)
+
+
+def pair_result(base: SideResult, opt: SideResult, interval: tuple[float, float],
+                name: str = "x", negative: str = "", stop: str = "median known to ±0.5%") -> PairResult:
+    ex = ExampleResult(name=name, id=f"ch90:{name}", file=f"ch90/optimized_{name}.py",
+                       timing=opt, speedup=base.stats.median / opt.stats.median,
+                       speedup_ci=interval, negative_result=negative)
+    return PairResult(pair=f"ch90:{name}", baseline=base, examples=[ex], stop_reason=stop)
+
+
+PAIR = Pair("ch90", "x", Path("ch90/baseline_x.py"))
+
+
+# --- noisy results ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n, interval, why", [
+    (3, (1.9, 2.1), "only 3 samples"),                 # --iterations 3
+    (50, (0.02, 55.92), "wider than ±5%"),             # the time-capped 0.66x [0.02-55.92]
+    (50, (0.31, 41.2), "wider than ±5%"),              # stored once on a busy CPU box
+])
+def test_noisy_results_are_flagged_and_never_stored(tmp_path, n, interval, why):
+    result = pair_result(side(2.0, n), side(1.0, n), interval, stop="time cap (4 s)")
+    annotate(result, PAIR, {}, {})
+    ex = result.examples[0]
+    assert why in ex.noisy
+    assert "NOISY" in row(ex)[3] and any(line.startswith("NOISY ch90:x") for line in notes([ex]))
+    chapter = tmp_path / "ch90"
+    chapter.mkdir()
+    record = RunRecord(tmp_path, {}, {}, [result])
+    write_expectations(record, [(Pair("ch90", "x", chapter / "baseline_x.py"), [])], "h100")
+    assert not (chapter / "expectations_h100.json").exists()
+    assert record.expectation_skips and why in record.expectation_skips[0]
+
+
+def test_a_tight_interval_is_not_noisy():
+    result = pair_result(side(2.0), side(1.0), (1.98, 2.02))
+    annotate(result, PAIR, {}, {})
+    assert result.examples[0].noisy == ""
+
+
+# --- host-bound sides ----------------------------------------------------------------------
+
+def test_host_bound_side_is_named_in_the_table_and_notes():
+    # the ch06 add case: a 3.6 µs kernel whose samples hold the host's 26 µs launch
+    result = pair_result(side(30.0, host_ms=0.05), side(0.026, host_ms=0.025), (1150, 1160))
+    annotate(result, PAIR, {}, {})
+    ex = result.examples[0]
+    assert ex.host_bound == ["optimized"]
+    assert "host-bound" in row(ex)[3]
+    assert any("HOST-BOUND ch90:x: the optimized side" in line for line in notes([ex]))
+    gpu_bound = pair_result(side(2.0, host_ms=0.01), side(1.0, host_ms=0.01), (1.99, 2.01))
+    assert gpu_bound.examples[0].host_bound == []
+
+
+# --- gates that can fail -------------------------------------------------------------------
+
+def test_a_pair_stored_near_one_fails_when_the_optimized_side_is_slower():
+    entry = {"speedup": 1.03}  # default tolerance: floor 0.927 — a slower side used to pass
+    assert expect.gate(entry, 0.95, (0.94, 0.96)).status == "regression"
+    assert expect.gate(entry, 0.99, (0.97, 1.01)).status == "inconclusive"
+    assert expect.gate(entry, 1.02, (1.01, 1.03)).status == "pass"
+    assert expect.gate({"speedup": 2.0}, 1.85, (1.84, 1.86)).status == "pass"  # far from 1: as before
+
+
+def test_below_one_needs_a_declared_negative_result():
+    entry = {"speedup": 0.72}  # ch10 cluster_dsmem
+    assert expect.gate(entry, 0.72, (0.71, 0.73)).status == "regression"
+    verdict = expect.gate(entry, 0.72, (0.71, 0.73), negative_result="DSMEM loses to L2 here")
+    assert verdict.status == "negative" and "DSMEM loses to L2 here" in verdict.message
+    result = pair_result(side(1.0), side(1.4), (0.71, 0.73), negative="DSMEM loses to L2 here")
+    annotate(result, PAIR, {}, {"x": entry})
+    assert result.examples[0].expectation.status == "negative"
+    assert RunRecord(Path("."), {}, {}, [result]).exit_code() == 0
+    assert any(line.startswith("NEGATIVE ch90:x") for line in notes(result.examples))
+
+
+def test_negative_result_declared_on_the_variant_reaches_the_result(in_process_root, make_chapter):
+    import random
+
+    from core.child import run_pair
+    from tests.conftest import spec_for
+
+    make_chapter("ch95", vec_chapter_files(default=vec_pair_file(
+        GOOD_RUN, attrs='negative_result = "slower here: see README"')))
+    (pair, examples), = select(["ch95"], in_process_root)
+    result = run_pair(spec_for(pair, examples), random.Random(1))
+    assert result.examples[0].negative_result == "slower here: see README"
+
+
+# --- the CPU key names the CPU --------------------------------------------------------------
+
+def test_cpu_expectations_key_names_the_model():
+    assert cpu_key("AMD EPYC 9454 48-Core Processor") == "cpu_amd_epyc_9454"
+    assert cpu_key("Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz") == "cpu_intel_xeon_platinum_8481c"
+    assert cpu_key("Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz") != cpu_key("AMD EPYC 9454")
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="CPU-only fingerprint")
+def test_cpu_fingerprint_uses_the_model_key():
+    info = fingerprint()
+    assert info["hardware_key"] == cpu_key() and info["hardware_key"].startswith("cpu_")
+
+
+# --- --resume of another selection -----------------------------------------------------------
+
+def test_resume_refuses_other_targets_or_options(make_chapter, fake_root, tmp_path):
+    make_chapter("ch93", vec_chapter_files(default=vec_pair_file(GOOD_RUN)))
+    make_chapter("ch94", vec_chapter_files(default=vec_pair_file(GOOD_RUN)))
+    options = RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs")
+    first = run_suite(select(["ch93"], root=fake_root), options)
+    assert first.options["targets"] == ["ch93:vec"]
+    results = (first.run_dir / "results.json").read_text()
+    again = RunOptions(iterations=3, warmup=1, output_dir=options.output_dir, resume=first.run_dir)
+    with pytest.raises(ResumeError, match="targets: it ran ch93:vec"):
+        run_suite(select(["ch93", "ch94"], root=fake_root), again)
+    other = RunOptions(iterations=5, warmup=1, output_dir=options.output_dir, resume=first.run_dir)
+    with pytest.raises(ResumeError, match="iterations: was 3, now 5"):
+        run_suite(select(["ch93"], root=fake_root), other)
+    assert (first.run_dir / "results.json").read_text() == results  # nothing overwritten
+    same = run_suite(select(["ch93"], root=fake_root), again)  # the same selection resumes
+    assert [p.pair for p in same.pairs] == ["ch93:vec"]
+
+
+def test_resume_mismatch_is_a_usage_error(make_chapter, fake_root, tmp_path, monkeypatch):
+    make_chapter("ch93", vec_chapter_files(default=vec_pair_file(GOOD_RUN)))
+    monkeypatch.setenv("AISP_ROOT", str(fake_root))
+    out = tmp_path / "runs"
+    runner = CliRunner()
+    first = runner.invoke(app, ["bench", "run", "--targets", "ch93", "--iterations", "3",
+                                "--warmup", "1", "--output-dir", str(out), "--format", "json"])
+    assert first.exit_code == 0, first.output
+    run_dir = next(out.iterdir())
+    second = runner.invoke(app, ["bench", "run", "--targets", "ch93", "--iterations", "4",
+                                 "--warmup", "1", "--output-dir", str(out), "--resume", str(run_dir)])
+    assert second.exit_code == 2 and "iterations: was 3, now 4" in second.output
+
+
+# --- bench compare across machines ------------------------------------------------------------
+
+def _run(device: str, torch_version: str, names: list[str]) -> RunRecord:
+    pairs = [pair_result(side(2.0), side(1.0), (1.98, 2.02), name=n) for n in names]
+    return RunRecord(Path("."), {"device": device, "torch": torch_version}, {}, pairs)
+
+
+def test_compare_names_device_and_software_differences():
+    cpu, h100 = _run("cpu", "2.13.0", ["x"]), _run("NVIDIA H100 80GB HBM3", "2.11.0", ["x"])
+    diffs = environment_differences(cpu, h100)
+    assert any(d.startswith("device:") for d in diffs) and any(d.startswith("torch:") for d in diffs)
+    assert environment_differences(h100, _run("NVIDIA H100 80GB HBM3", "2.11.0", ["y"])) == []
+
+
+def test_compare_with_nothing_in_common_fails(tmp_path):
+    a, b = _run("cpu", "2.13.0", ["x"]), _run("cpu", "2.13.0", ["y"])
+    assert not comparable(compare_runs(a, b))
+    assert comparable(compare_runs(a, _run("cpu", "2.13.0", ["x"])))
+    for name, record in (("a", a), ("b", b)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(record.to_dict()))
+    result = CliRunner().invoke(app, ["bench", "compare", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert result.exit_code == 2 and "nothing to compare" in result.output
+    cross = _run("NVIDIA H100 80GB HBM3", "2.11.0", ["x"])
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "results.json").write_text(json.dumps(cross.to_dict()))
+    warned = CliRunner().invoke(app, ["bench", "compare", str(tmp_path / "a"), str(tmp_path / "c")])
+    assert "WARNING: the runs differ in device" in warned.output
