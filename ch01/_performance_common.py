@@ -1,12 +1,15 @@
 """Shared by the `performance` pair: a small decoder-only transformer and one AdamW step.
 
-Both sides build the same model from ctx.seed in setup() and take the same batch of tokens
+Every side builds the same model from ctx.seed in setup() and takes the same batch of tokens
 from make_inputs(seed), so they start from identical weights and data; they differ only in
-how the step is executed. run() advances the model and the optimizer (`stateful`).
+how the step is executed (the matmul precision, autocast, the optimizer's implementation).
+run() advances the model and the optimizer (`stateful`).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from typing import Iterator
 
 import torch
 import torch.nn.functional as F
@@ -22,8 +25,7 @@ class Config:
     heads: int
     layers: int
     seq: int
-    batch: int  # sequences per optimizer step (the global batch)
-    micro_batches: int = 4  # how the baseline splits the batch (gradient accumulation)
+    batch: int  # sequences per optimizer step, all of them in one forward/backward pass
 
     @property
     def tokens(self) -> int:
@@ -32,6 +34,23 @@ class Config:
 
 CUDA_CONFIG = Config(vocab=8192, d_model=512, heads=8, layers=4, seq=512, batch=32)
 CPU_CONFIG = Config(vocab=128, d_model=32, heads=2, layers=1, seq=16, batch=8)  # a smoke test
+LR = 3e-4  # AdamW's learning rate on every side
+
+
+@contextmanager
+def tf32_matmuls(enabled: bool) -> Iterator[None]:
+    """TF32 on or off for fp32 matmuls and cuDNN for the block's duration, then restored.
+
+    The flags are process-wide and every side of the pair runs in the same process, so a
+    side sets them inside its run() and never leaves them changed for the next side.
+    """
+    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    previous = matmul.allow_tf32, cudnn.allow_tf32
+    matmul.allow_tf32 = cudnn.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        matmul.allow_tf32, cudnn.allow_tf32 = previous
 
 
 class Block(nn.Module):
@@ -115,6 +134,25 @@ class TrainingStep(Benchmark):
 
     def make_optimizer(self, ctx: BenchContext) -> torch.optim.Optimizer:
         raise NotImplementedError
+
+    def train_step(self, batch: tuple[torch.Tensor, torch.Tensor],
+                   autocast: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """One optimizer step over the whole batch: (the step's mean loss, per-token losses).
+
+        autocast: run the forward under torch.autocast at this dtype (None: as the model is,
+        fp32). The loss, its gradient and the optimizer state are fp32 either way.
+        """
+        inputs, targets = batch
+        self.optimizer.zero_grad(set_to_none=True)
+        device_type = torch.device(self.device).type
+        context = (nullcontext() if autocast is None
+                   else torch.autocast(device_type=device_type, dtype=autocast))
+        with context:
+            losses = token_losses(self.model, inputs, targets)
+        loss = losses.mean()
+        loss.backward()
+        self.optimizer.step()
+        return loss.detach(), losses.detach()  # stay on the device: no host sync in the step
 
     def workload(self) -> Workload:
         # Headline is tokens/s. FLOPs (~6 · params · tokens) would be judged against the fp32
