@@ -245,7 +245,7 @@ def hw_peak(refresh: bool = typer.Option(False, help="Measure again even if cach
     if cached:
         peaks, source = cached["ceilings"], f"cached {cached['measured']}"
     else:
-        typer.echo("measuring (about 10 s) ...", err=True)
+        typer.echo("measuring (about 15 s: each ceiling is sustained for 1 s) ...", err=True)
         peaks = measure_ceilings(full=True)
         source = f"measured now, cached in {store_peaks(info, peaks)}"
     if as_json:

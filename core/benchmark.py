@@ -55,7 +55,8 @@ class Workload:
 
     @property
     def bound(self) -> str:
-        """Which resource the pair is judged against: 'memory', 'compute' or 'units'."""
+        """A rule of thumb for 'memory', 'compute' or 'units', used where a run measured no
+        ceilings (CPU); on a GPU core.metrics.bound() uses the measured ridge instead."""
         if self.flops and self.bytes:
             # Ridge point of a Hopper GPU is a few hundred FLOP/byte even in fp32 CUDA-core
             # math (~20); anything below ~10 FLOP/byte cannot be compute-bound.

@@ -151,26 +151,43 @@ def fingerprint() -> dict[str, Any]:
     return info
 
 
-def measure_ceilings(device: str = "cuda", full: bool = False) -> dict[str, float]:
+SUSTAIN_S = 1.0  # each ceiling is timed for at least this long: the clocks it runs at are
+# the ones a pair's sustained loop sees (a 10-sample burst ran at boost clock; GEMM pairs then
+# ran under the power cap and sat at 84% of a "ceiling" for the very same op)
+
+
+def measure_ceilings(device: str = "cuda", full: bool = False,
+                     conditions: dict[str, Any] | None = None) -> dict[str, float]:
     """Same-run ceilings: torch copy bandwidth and matmul TFLOP/s (bf16, tf32, fp32; with
-    `full`, also fp16 and fp8 where the GPU has it).
+    `full`, also fp16 and fp8 where the GPU has it), each sustained for SUSTAIN_S.
 
     Copy: 1 GiB device-to-device, counting bytes read + written. Matmul: 8192³ on random
-    data (zeros run faster and would flatter the ceiling).
+    data (zeros run faster and would flatter the ceiling); fp8 on per-tensor-scaled e4m3 data,
+    as a real fp8 GEMM gets it. `conditions`, if given, receives each ceiling's SM clock,
+    temperature and throttle reasons at its end (NVML).
     """
     import torch
 
     from core.stats import summarize
     from core.timing import measure_cuda, warm_up
 
-    def median_ms(fn: object, samples: int) -> float:
-        warm_up(fn, measure_cuda)
-        return summarize(measure_cuda(fn, samples).samples_ms).median
+    def sustained_ms(fn: object) -> float:
+        last, _ = warm_up(fn, measure_cuda)
+        per_batch = max(1, min(200, int(0.1e3 / max(last, 1e-3))))
+        samples: list[float] = []
+        while sum(samples) < SUSTAIN_S * 1e3:
+            samples += measure_cuda(fn, per_batch).samples_ms
+        return summarize(samples).median
+
+    def record(name: str, value: float) -> None:
+        ceilings[name] = value
+        if conditions is not None:
+            conditions[name] = clocks(torch.cuda.current_device())
 
     ceilings: dict[str, float] = {}
     src = torch.randn(2**28, device=device)  # 1 GiB of fp32
     dst = torch.empty_like(src)
-    ceilings["copy_gbps"] = 2 * src.numel() * 4 / median_ms(lambda: dst.copy_(src), 20) / 1e6
+    record("copy_gbps", 2 * src.numel() * 4 / sustained_ms(lambda: dst.copy_(src)) / 1e6)
     del src, dst
     n = 8192
     kinds = [("bf16", torch.bfloat16, False), ("tf32", torch.float32, True),
@@ -183,18 +200,21 @@ def measure_ceilings(device: str = "cuda", full: bool = False) -> dict[str, floa
             torch.backends.cuda.matmul.allow_tf32 = tf32
             a = torch.randn(n, n, device=device, dtype=dtype)
             b = torch.randn(n, n, device=device, dtype=dtype)
-            ceilings[f"matmul_{label}_tflops"] = 2 * n**3 / median_ms(lambda: torch.mm(a, b), 10) / 1e9
+            record(f"matmul_{label}_tflops", 2 * n**3 / sustained_ms(lambda: torch.mm(a, b)) / 1e9)
             del a, b
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous_tf32
     if full and torch.cuda.get_device_capability(device) >= (8, 9):
-        # fp8 e4m3 through cuBLASLt; B must be column-major, scales are per-tensor fp32.
-        a = torch.randn(n, n, device=device).to(torch.float8_e4m3fn)
-        b = torch.randn(n, n, device=device).to(torch.float8_e4m3fn).t()
-        one = torch.ones((), device=device)
-        fp8 = lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16)  # noqa: E731
-        ceilings["matmul_fp8_tflops"] = 2 * n**3 / median_ms(fp8, 10) / 1e9
-        del a, b
+        # fp8 e4m3 through cuBLASLt on scaled data (amax → 448, e4m3's largest value: the
+        # values fill e4m3's range as in a quantized GEMM); B column-major, fp32 scales.
+        def scaled(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            scale = x.abs().amax() / 448.0
+            return (x / scale).to(torch.float8_e4m3fn), scale.float()
+        a, scale_a = scaled(torch.randn(n, n, device=device))
+        bt, scale_b = scaled(torch.randn(n, n, device=device))
+        fp8 = lambda: torch._scaled_mm(a, bt.t(), scale_a, scale_b, out_dtype=torch.bfloat16)  # noqa: E731
+        record("matmul_fp8_tflops", 2 * n**3 / sustained_ms(fp8) / 1e9)
+        del a, bt
     torch.cuda.empty_cache()
     return ceilings
 
@@ -249,7 +269,8 @@ def probe() -> dict[str, Any]:
     info: dict[str, Any] = {"fingerprint": fingerprint(), "ceilings": {}}
     if torch.cuda.is_available():
         info["capability"] = list(torch.cuda.get_device_capability())
-        measured = measure_ceilings()
+        info["ceiling_conditions"] = {}
+        measured = measure_ceilings(conditions=info["ceiling_conditions"])
         cached = (cached_peaks(info["fingerprint"]) or {}).get("ceilings", {})
         info["ceilings"] = {**cached, **measured}
         info["ceilings_from_hw_peak"] = sorted(set(cached) - set(measured))

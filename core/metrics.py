@@ -10,13 +10,33 @@ _MATMUL_CEILING = {"bf16": "matmul_bf16_tflops", "fp16": "matmul_bf16_tflops",
                    "fp8": "matmul_fp8_tflops"}
 
 
-def rates(workload: Workload, ms: float, ceilings: dict[str, float]) -> Rates:
-    """GB/s, TFLOP/s and units/s for one run() taking `ms`; % of the matching ceiling.
+def ridge(workload: Workload, ceilings: dict[str, float]) -> float | None:
+    """FLOP per byte where the measured roofs of the workload's precision meet (None when
+    this run has no such ceilings): above it a kernel is compute-bound, below memory-bound.
+    On an H100: fp32 51 TFLOP/s / 3.0 TB/s ≈ 17; bf16 ≈ 265."""
+    name = _MATMUL_CEILING.get(workload.flops_dtype)
+    if not name or not ceilings.get(name) or not ceilings.get("copy_gbps"):
+        return None
+    return ceilings[name] * 1e12 / (ceilings["copy_gbps"] * 1e9)
 
-    `bound` (from the workload's arithmetic intensity) picks which rate is the headline.
+
+def bound(workload: Workload, ceilings: dict[str, float]) -> str:
+    """'memory', 'compute' or 'units': from the measured ridge of the workload's precision
+    where this run measured it, else from the workload's own rule of thumb."""
+    point = ridge(workload, ceilings)
+    if point is None or not (workload.flops and workload.bytes):
+        return workload.bound
+    return "compute" if workload.flops / workload.bytes > point else "memory"
+
+
+def rates(workload: Workload, ms: float, ceilings: dict[str, float]) -> Rates:
+    """GB/s, TFLOP/s and units/s for one run() taking `ms`; % of both roofs where measured.
+
+    `bound` (the arithmetic intensity against the measured ridge) picks which rate is the
+    headline and which percentage is `pct_of_ceiling`; both percentages are kept.
     """
     seconds = ms / 1e3
-    out = Rates(bound=workload.bound)
+    out = Rates(bound=bound(workload, ceilings))
     if workload.bytes:
         out.gbps = workload.bytes / seconds / 1e9
     if workload.flops:
@@ -24,14 +44,15 @@ def rates(workload: Workload, ms: float, ceilings: dict[str, float]) -> Rates:
     if workload.units:
         out.units_per_s = workload.units / seconds
         out.unit_name = workload.unit_name or "units"
-    if out.bound == "memory" and out.gbps is not None and ceilings.get("copy_gbps"):
-        out.ceiling = "copy_gbps"
-        out.pct_of_ceiling = 100 * out.gbps / ceilings["copy_gbps"]
-    elif out.bound == "compute" and out.tflops is not None:
-        name = _MATMUL_CEILING.get(workload.flops_dtype)
-        if name and ceilings.get(name):
-            out.ceiling = name
-            out.pct_of_ceiling = 100 * out.tflops / ceilings[name]
+    if out.gbps is not None and ceilings.get("copy_gbps"):
+        out.pct_of_copy = 100 * out.gbps / ceilings["copy_gbps"]
+    name = _MATMUL_CEILING.get(workload.flops_dtype)
+    if out.tflops is not None and name and ceilings.get(name):
+        out.pct_of_matmul = 100 * out.tflops / ceilings[name]
+    if out.bound == "memory" and out.pct_of_copy is not None:
+        out.ceiling, out.pct_of_ceiling = "copy_gbps", out.pct_of_copy
+    elif out.bound == "compute" and out.pct_of_matmul is not None:
+        out.ceiling, out.pct_of_ceiling = name, out.pct_of_matmul
     return out
 
 

@@ -34,7 +34,9 @@ class Rates:
     units_per_s: float | None = None
     unit_name: str | None = None
     ceiling: str | None = None  # the key in the run's ceilings it is judged against
-    pct_of_ceiling: float | None = None
+    pct_of_ceiling: float | None = None  # of that ceiling (the bound's roof)
+    pct_of_copy: float | None = None  # of the copy roof, whatever the bound
+    pct_of_matmul: float | None = None  # of the matmul roof of the FLOPs' precision
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}

@@ -176,9 +176,16 @@ def summary_markdown(record: RunRecord, charts: list[str] | None = None) -> str:
               tabulate([[k, fp.get(k)] for k in env_keys if fp.get(k) is not None],
                        tablefmt="github", headers=["", ""]), ""]
     if record.ceilings:
-        lines += ["## Ceilings measured in this run", "",
-                  tabulate([[k, f"{v:.1f}"] for k, v in record.ceilings.items()],
-                           headers=["ceiling", "value"], tablefmt="github", disable_numparse=True), ""]
+        conditions = fp.get("ceiling_conditions", {})
+
+        def at(key: str) -> list[str]:
+            c = conditions.get(key, {})
+            names = [n for bit, n in _SLOWDOWN_REASONS.items() if (c.get("throttle_reasons") or 0) & bit]
+            return [str(c.get("sm_clock_mhz", "-")), ", ".join(names) or ("none" if c else "-")]
+        lines += ["## Ceilings measured in this run (each sustained for 1 s)", "",
+                  tabulate([[k, f"{v:.1f}", *at(k)] for k, v in record.ceilings.items()],
+                           headers=["ceiling", "value", "SM MHz at its end", "slowdowns"],
+                           tablefmt="github", disable_numparse=True), ""]
     lines += ["## Results", "", table(rows, "github"), ""]
     extra = notes(rows) + throttle_notes(record.pairs)
     if extra:

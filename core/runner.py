@@ -241,6 +241,8 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     atomic.write_text(run_dir / "run.json", json.dumps(chosen, indent=2))
     info = probe(run_dir)
     fingerprint, ceilings = info["fingerprint"], info.get("ceilings", {})
+    if info.get("ceiling_conditions"):  # clocks and throttle reasons each ceiling ran at
+        fingerprint["ceiling_conditions"] = info["ceiling_conditions"]
     key = fingerprint.get("hardware_key", "cpu")
     record = RunRecord(run_dir, fingerprint, ceilings, options=chosen)
     stored = {pair.chapter: expect.load(expect.path_for(pair.baseline.parent, key))

@@ -137,3 +137,23 @@ def test_exit_codes():
     assert _result(_row(gate="inconclusive")).exit_code() == 0
     assert _result(_row(gate="inconclusive")).exit_code(strict=True) == 1
     assert _result(_row(), interrupted=True).exit_code() == 130
+
+
+def test_bound_comes_from_the_measured_ridge_of_the_pair_precision():
+    """12 FLOP/byte in fp32 is memory-bound on a GPU whose fp32 ridge is 17 (the old fixed
+    10 FLOP/byte rule called it compute-bound and scored it against the wrong roof)."""
+    from core.metrics import rates, ridge
+
+    ceilings = {"copy_gbps": 3000.0, "matmul_fp32_tflops": 51.0, "matmul_bf16_tflops": 795.0}
+    fp32 = Workload(bytes=1e9, flops=12e9, flops_dtype="fp32")
+    assert ridge(fp32, ceilings) == pytest.approx(17.0)
+    r = rates(fp32, 1.0, ceilings)
+    assert r.bound == "memory" and r.ceiling == "copy_gbps"
+    assert r.pct_of_ceiling == pytest.approx(100 / 3) and r.pct_of_matmul == pytest.approx(1200 / 51)
+    heavy = rates(Workload(bytes=1e9, flops=30e9, flops_dtype="fp32"), 1.0, ceilings)
+    assert heavy.bound == "compute" and heavy.ceiling == "matmul_fp32_tflops"
+    assert heavy.pct_of_copy == pytest.approx(100 / 3)  # both percentages are kept
+    # the same 30 FLOP/byte in bf16 sits far below bf16's ridge (265): memory-bound
+    assert rates(Workload(bytes=1e9, flops=30e9, flops_dtype="bf16"), 1.0, ceilings).bound == "memory"
+    # without measured ceilings (CPU), the workload's rule of thumb stands
+    assert rates(fp32, 1.0, {}).bound == fp32.bound
