@@ -343,3 +343,20 @@ def test_progress_bar_on_a_terminal(monkeypatch):
 def test_hw_peak_without_gpu_says_so():
     result = CliRunner().invoke(app, ["hw", "peak"])
     assert result.exit_code == 1 and "needs a CUDA GPU" in result.output
+
+
+def test_profile_minimal_runs_every_side_on_cpu(make_chapter, fake_root, tmp_path):
+    """--profile minimal on the v2 contract: a torch.profiler trace per side, from the
+    baseline's inputs, in a child process apart from the timing run."""
+    from core.discovery import select
+    from core.runner import RunOptions, run_suite
+    from tests.conftest import GOOD_RUN, vec_chapter_files, vec_pair_file
+
+    make_chapter("ch93", vec_chapter_files(default=vec_pair_file(GOOD_RUN)))
+    options = RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs", profile="minimal")
+    record = run_suite(select(["ch93"], root=fake_root), options)
+    profile = record.pairs[0].profile
+    assert "minimal_error" not in profile, profile.get("minimal_error")
+    assert set(profile["sides"]) == {"baseline", "vec"}
+    for side in profile["sides"].values():
+        assert Path(side["trace"]).exists() and side["top"]
