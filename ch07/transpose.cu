@@ -45,12 +45,16 @@ static dim3 grid_for(int rows, int cols) {
 
 extern "C" AISP_API int launch_transpose_naive(const float* in, float* out, int64_t rows,
                                                int64_t cols, cudaStream_t stream) {
+  AISP_REQUIRE_FITS(rows, 65535LL * TILE);  // the kernels index with int; grid.y ≤ 65535
+  AISP_REQUIRE_FITS(cols, INT32_MAX - TILE);
   transpose_naive<<<grid_for(rows, cols), dim3(TILE, ROWS_PER_PASS), 0, stream>>>(in, out, rows, cols);
   return AISP_LAUNCHED();
 }
 
 extern "C" AISP_API int launch_transpose_smem_tiled(const float* in, float* out, int64_t rows,
                                                     int64_t cols, cudaStream_t stream) {
+  AISP_REQUIRE_FITS(rows, 65535LL * TILE);
+  AISP_REQUIRE_FITS(cols, INT32_MAX - TILE);
   transpose_smem_tiled<<<grid_for(rows, cols), dim3(TILE, ROWS_PER_PASS), 0, stream>>>(in, out, rows, cols);
   return AISP_LAUNCHED();
 }

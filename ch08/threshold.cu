@@ -61,12 +61,16 @@ __global__ void threshold_select(const float* __restrict__ x, float* __restrict_
 
 extern "C" AISP_API int launch_threshold_branch(const float* x, float* y, int64_t n, float t,
                                                 int64_t steps, cudaStream_t stream) {
+  AISP_REQUIRE_FITS(steps, INT32_MAX);
+  AISP_REQUIRE_FITS(aisp_ceil_div(n, 256), INT32_MAX);  // grid.x
   threshold_branch<<<aisp_ceil_div(n, 256), 256, 0, stream>>>(x, y, n, t, static_cast<int>(steps));
   return AISP_LAUNCHED();
 }
 
 extern "C" AISP_API int launch_threshold_select(const float* x, float* y, int64_t n, float t,
                                                 int64_t steps, cudaStream_t stream) {
+  AISP_REQUIRE_FITS(steps, INT32_MAX);
+  AISP_REQUIRE_FITS(aisp_ceil_div(n, 256), INT32_MAX);  // grid.x
   threshold_select<<<aisp_ceil_div(n, 256), 256, 0, stream>>>(x, y, n, t, static_cast<int>(steps));
   return AISP_LAUNCHED();
 }

@@ -22,6 +22,14 @@
 
 static inline int64_t aisp_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// A launcher's int64 size that a kernel takes as `int` (or a grid dimension) must fit in
+// [0, limit]; otherwise the launcher returns cudaErrorInvalidValue instead of wrapping silently.
+#define AISP_REQUIRE_FITS(value, limit)                                          \
+  do {                                                                           \
+    if ((value) < 0 || (value) > (int64_t)(limit))                               \
+      return static_cast<int>(cudaErrorInvalidValue);                            \
+  } while (0)
+
 // Lets Python turn a launcher's return code into a message.
 // Weak, so a library linking several .cu files that all include this header still links.
 extern "C" AISP_API __attribute__((weak)) const char* aisp_error_string(int code) {
