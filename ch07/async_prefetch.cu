@@ -95,3 +95,23 @@ extern "C" AISP_API int launch_filter_double_buffered(const float* x, float* y, 
   AISP_DISPATCH_TAPS(filter_double_buffered, x, y, n / TILE);
   return AISP_LAUNCHED();
 }
+
+// Residency as the occupancy calculator sees it: CTAs of one of the two kernels (0: load then
+// compute, 1: double buffered) with `taps` taps that one SM holds. The pairs launch that many
+// per SM, the natural persistent grid, rather than a pinned count.
+extern "C" AISP_API int filter_blocks_per_sm(int64_t which, int64_t taps, int64_t* blocks,
+                                             cudaStream_t) {
+  int n = 0;
+#define AISP_OCCUPANCY(T)                                                                    \
+  AISP_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(                                  \
+      &n, which == 0 ? filter_load_then_compute<T> : filter_double_buffered<T>, THREADS, 0))
+  switch (taps) {
+    case 8: AISP_OCCUPANCY(8); break;
+    case 16: AISP_OCCUPANCY(16); break;
+    case 32: AISP_OCCUPANCY(32); break;
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+#undef AISP_OCCUPANCY
+  *blocks = n;
+  return 0;
+}

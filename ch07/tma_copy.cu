@@ -75,3 +75,19 @@ extern "C" AISP_API int launch_staged_copy_tma(const float* in, float* out, int6
   staged_copy_tma<<<ctas, 32, smem, stream>>>(in, out, n / TILE_FLOATS);
   return AISP_LAUNCHED();
 }
+
+// Residency as the occupancy calculator sees it: CTAs of one of the two kernels (0: thread
+// staged, 1: TMA with its 64 KB of dynamic shared memory) that one SM holds. The pairs launch
+// that many per SM, the natural persistent grid, rather than a pinned count.
+extern "C" AISP_API int staged_copy_blocks_per_sm(int64_t which, int64_t* blocks, cudaStream_t) {
+  int n = 0;
+  if (which == 0) {
+    AISP_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, staged_copy_threads, THREADS, 0));
+  } else {
+    const int smem = STAGES * TILE_BYTES;
+    AISP_CHECK(cudaFuncSetAttribute(staged_copy_tma, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    AISP_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, staged_copy_tma, 32, smem));
+  }
+  *blocks = n;
+  return 0;
+}
