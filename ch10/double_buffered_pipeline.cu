@@ -119,3 +119,19 @@ extern "C" AISP_API int launch_project_pipelined(const float* x, const float* w,
   project_pipelined<<<ctas, PROJ_THREADS, smem, stream>>>(x, w, y, rows / TILE_ROWS);
   return AISP_LAUNCHED();
 }
+
+// Residency as the occupancy calculator sees it: CTAs of one of the two kernels (0: single
+// stage, 1: pipelined, with its 50 KB of dynamic shared memory) that one SM holds. The pairs
+// launch that many per SM, the natural persistent grid, rather than a pinned count.
+extern "C" AISP_API int project_blocks_per_sm(int64_t which, int64_t* blocks, cudaStream_t) {
+  int n = 0;
+  if (which == 0) {
+    AISP_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, project_single_stage, PROJ_THREADS, 0));
+  } else {
+    const int smem = (W_FLOATS + STAGES * TILE_SMEM_FLOATS) * sizeof(float);
+    AISP_CHECK(cudaFuncSetAttribute(project_pipelined, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    AISP_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, project_pipelined, PROJ_THREADS, smem));
+  }
+  *blocks = n;
+  return 0;
+}

@@ -5,6 +5,7 @@ from ch10._warp_specialization_common import OUT_ROWS, StencilBench
 
 
 class WarpSpecialized(StencilBench):
+    kernel = 1  # its own residency sets its grid
     def launch(self, x: torch.Tensor) -> None:
         self.lib.launch_stencil_warp_specialized(x, self.taps, self.y, OUT_ROWS, self.ctas)
 

@@ -156,3 +156,22 @@ extern "C" AISP_API int launch_stencil_warp_specialized(const float* x, const fl
   stencil_warp_specialized<<<ctas, COMPUTE_THREADS + 32, smem, stream>>>(x, taps, y, out_rows / OUT_ROWS);
   return AISP_LAUNCHED();
 }
+
+// Residency as the occupancy calculator sees it: CTAs of one of the two kernels (0: load then
+// compute, 1: warp specialized, with its 152 KB of dynamic shared memory) that one SM holds.
+// The pairs launch that many per SM, the natural persistent grid, rather than a pinned count.
+extern "C" AISP_API int stencil_blocks_per_sm(int64_t which, int64_t* blocks, cudaStream_t) {
+  int n = 0;
+  if (which == 0) {
+    AISP_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, stencil_load_then_compute,
+                                                             COMPUTE_THREADS, 0));
+  } else {
+    const int smem = STAGES * TILE_BYTES;
+    AISP_CHECK(cudaFuncSetAttribute(stencil_warp_specialized,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    AISP_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, stencil_warp_specialized,
+                                                             COMPUTE_THREADS + 32, smem));
+  }
+  *blocks = n;
+  return 0;
+}
