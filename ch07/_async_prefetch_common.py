@@ -9,8 +9,6 @@ with another's compute by itself (README.md).
 """
 from __future__ import annotations
 
-import ctypes
-
 import torch
 
 from core.benchmark import BenchContext, Workload
@@ -27,9 +25,7 @@ class FilterBench(CudaPair):
     def setup(self, ctx: BenchContext) -> None:
         super().setup(ctx)
         self.y = torch.full((N,), float("nan"), device=ctx.device)
-        blocks = ctypes.c_int64(0)
-        self.lib.filter_blocks_per_sm(self.kernel, TAPS, ctypes.byref(blocks))
-        self.ctas = blocks.value * self.sm_count()  # the natural persistent grid
+        self.ctas = self.natural_grid("filter_blocks_per_sm", self.kernel, TAPS)
 
     def make_inputs(self, seed: int) -> torch.Tensor:
         return self.randn(N, gen=self.generator(seed))

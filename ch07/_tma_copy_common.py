@@ -7,8 +7,6 @@ where the TMA kernel measured 1.39x (README.md).
 """
 from __future__ import annotations
 
-import ctypes
-
 import torch
 
 from core.benchmark import BenchContext, Workload
@@ -24,9 +22,7 @@ class StagedCopyBench(CudaPair):
     def setup(self, ctx: BenchContext) -> None:
         super().setup(ctx)
         self.dst = torch.full((N,), float("nan"), device=ctx.device)
-        blocks = ctypes.c_int64(0)
-        self.lib.staged_copy_blocks_per_sm(self.kernel, ctypes.byref(blocks))
-        self.ctas = blocks.value * self.sm_count()  # the natural persistent grid
+        self.ctas = self.natural_grid("staged_copy_blocks_per_sm", self.kernel)
 
     def make_inputs(self, seed: int) -> torch.Tensor:
         return self.randn(N, gen=self.generator(seed))

@@ -10,8 +10,6 @@ A, B and C are the layer's parameters (drawn in setup()); x is the per-call inpu
 """
 from __future__ import annotations
 
-import ctypes
-
 import torch
 
 from core.benchmark import BenchContext, Workload
@@ -49,10 +47,3 @@ class ScanBench(CudaPair):
         # x read and y written once, A/B/C read once; per step and state a FMUL and two FFMAs.
         moved = 4 * (2 * STEPS * CHANNELS + 3 * CHANNELS * STATE)
         return Workload(bytes=moved, flops=5 * STEPS * CHANNELS * STATE, flops_dtype="fp32")
-
-    def blocks_per_sm(self, threads: int) -> int:
-        """Blocks of the 512- or 256-thread kernel that one SM holds, by CUDA's occupancy
-        calculator on this device (after setup): 1 and 3 on Hopper."""
-        blocks = ctypes.c_int64(0)
-        self.lib.ssm_scan_blocks_per_sm(threads, ctypes.byref(blocks))
-        return blocks.value

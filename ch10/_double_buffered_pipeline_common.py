@@ -11,8 +11,6 @@ several CTAs per SM the warp scheduler overlaps one CTA's loads with another's m
 """
 from __future__ import annotations
 
-import ctypes
-
 import torch
 
 from core.benchmark import BenchContext, Requirements, Tolerance, Workload
@@ -34,9 +32,7 @@ class ProjectionBench(CudaPair):
         super().setup(ctx)
         self.w = self.randn(D, D, gen=self.generator(ctx.seed)) / D ** 0.5  # the weights
         self.y = torch.full((ROWS, D), float("nan"), device=ctx.device)
-        blocks = ctypes.c_int64(0)
-        self.lib.project_blocks_per_sm(self.kernel, ctypes.byref(blocks))
-        self.ctas = blocks.value * self.sm_count()  # the natural persistent grid
+        self.ctas = self.natural_grid("project_blocks_per_sm", self.kernel)
 
     def make_inputs(self, seed: int) -> torch.Tensor:
         return self.randn(ROWS, D, gen=self.generator(seed))

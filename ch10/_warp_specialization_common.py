@@ -9,8 +9,6 @@ the baseline to one CTA per SM as well, and stored 1.69x (README.md).
 """
 from __future__ import annotations
 
-import ctypes
-
 import torch
 
 from core.benchmark import BenchContext, Requirements, Tolerance, Workload
@@ -33,9 +31,7 @@ class StencilBench(CudaPair):
         super().setup(ctx)
         self.taps = self.randn(TAPS, TAPS, gen=self.generator(ctx.seed)) / TAPS  # the filter
         self.y = torch.full((OUT_ROWS, COLS), float("nan"), device=ctx.device)
-        blocks = ctypes.c_int64(0)
-        self.lib.stencil_blocks_per_sm(self.kernel, ctypes.byref(blocks))
-        self.ctas = blocks.value * self.sm_count()  # the natural persistent grid
+        self.ctas = self.natural_grid("stencil_blocks_per_sm", self.kernel)
 
     def make_inputs(self, seed: int) -> torch.Tensor:
         return self.randn(IN_ROWS, COLS, gen=self.generator(seed))

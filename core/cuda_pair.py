@@ -1,6 +1,7 @@
 """Base class for pairs that drive a kernel from a .cu file in their chapter folder."""
 from __future__ import annotations
 
+import ctypes
 import inspect
 from pathlib import Path
 
@@ -23,3 +24,14 @@ class CudaPair(Benchmark):
     def setup(self, ctx: BenchContext) -> None:
         here = Path(inspect.getfile(type(self))).parent
         self.lib: CudaLibrary = load(here / self.source)  # built once, cached under build/
+
+    def blocks_per_sm(self, query: str, *args: int) -> int:
+        """CTAs per SM by CUDA's occupancy calculator, through the .cu file's `query` export
+        (`extern "C" int query(int64_t args..., int64_t* blocks, cudaStream_t)`)."""
+        blocks = ctypes.c_int64(0)
+        getattr(self.lib, query)(*args, ctypes.byref(blocks))
+        return blocks.value
+
+    def natural_grid(self, query: str, *args: int) -> int:
+        """A persistent grid at the kernel's natural residency: as many CTAs as fit, per SM."""
+        return self.blocks_per_sm(query, *args) * self.sm_count()
