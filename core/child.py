@@ -39,7 +39,7 @@ from core.benchmark import BenchContext, Benchmark, Tolerance, option, shares_bu
 from core.integrity import Guard, alias_problem, escaped_work, mutation_problem
 from core.pairfile import PairError, load_benchmark, relative, unmet_requirement
 from core.process import deliver, read_token
-from core.record import (BatchCheck, ExampleResult, IntegrityReport, PairResult, SideResult,
+from core.record import (BatchCheck, ExampleResult, PairResult, SideResult,
                          Verification)
 from core.stats import speedup_interval, summarize
 from core.verify import compare, flatten, outputs_equal, snapshot, snapshot_into
@@ -274,16 +274,14 @@ class PairSession:
             if option(bench, "inplace", False):
                 given = clone(inputs)  # this side's working copy, refreshed before every call
                 steps.append(lambda: refill(given, inputs))
-            before = None
-            if steps:
-                def before() -> None:
-                    for step in steps:
-                        step()
+            def before() -> None:
+                for step in steps:
+                    step()
 
             def keep(out: Any) -> None:  # into the buffer sized before timing: no allocation
                 captured[name] = buffers[name] = snapshot_into(buffers.get(name), out)
             check = name in checkable
-            return timing.Timed(lambda: bench.run(given), before, keep if check else None,
+            return timing.Timed(lambda: bench.run(given), before if steps else None, keep if check else None,
                                 switch=(lambda: refill(inputs, second)) if check else None,
                                 prepare=lambda: refill(inputs, first))
 
