@@ -11,8 +11,9 @@ chapter folder. Each file defines `get_benchmark()` returning a `Benchmark` with
     workload()        bytes / FLOPs / user units of one run()
 
 and optionally `reference(inputs)` (a trusted answer, checked against the baseline with
-`reference_tolerance`, else `tolerance`), `tolerance`, `requires`, `supports_cpu`, `timing_mode`, `teaching`, `negative_result`,
-`stateful`, `inplace`,
+`reference_tolerance`, else `tolerance`), `tolerance`, `requires`, `supports_cpu`,
+`timing_mode` ("hot"; "cold": L2 flushed before each sample; "graph": CUDA-graph replay, for
+kernels shorter than the host's launch), `teaching`, `negative_result`, `stateful`, `inplace`,
 `seed_sensitive` and `teardown()`. The harness sets `self.ctx` before it calls setup().
 
 Because the harness builds the inputs, it can refill them with fresh values between timed
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 if TYPE_CHECKING:  # torch is imported where it is used: the parent process stays light
     import torch
 
-TimingMode = Literal["hot", "cold"]
+TimingMode = Literal["hot", "cold", "graph"]
 Inputs = Any
 """A tensor, or a tuple/list/dict (nested) of tensors and plain constants."""
 
@@ -199,9 +200,13 @@ def validate(bench: object, origin: str) -> None:
         raise TypeError(f"{origin}: {cls.__name__} does not define {' or '.join(missing)}; "
                         f"a benchmark builds its per-call data in make_inputs(seed) and does "
                         f"the measured work in run(inputs)")
-    if option(bench, "timing_mode", "hot") not in ("hot", "cold"):
-        raise TypeError(f"{origin}: timing_mode must be 'hot' or 'cold', "
-                        f"got {bench.timing_mode!r}")
+    mode = option(bench, "timing_mode", "hot")
+    if mode not in ("hot", "cold", "graph"):
+        raise TypeError(f"{origin}: timing_mode must be 'hot', 'cold' or 'graph', got {mode!r}")
+    if mode == "graph" and (option(bench, "inplace", False) or option(bench, "stateful", False)):
+        raise TypeError(f"{origin}: timing_mode = 'graph' replays run() several times per sample "
+                        f"on the same inputs, which an `inplace` or `stateful` run() cannot "
+                        f"do; time it with 'hot'")
 
 
 def shares_builder(baseline: Benchmark, variant: Benchmark) -> bool:

@@ -98,6 +98,7 @@ class PairSession:
         self.sides: dict[str, Benchmark] = {}  # variants still in the race
         self.integrity = self.result.integrity
         self.file = relative(spec.baseline)
+        self.graph_calls: dict[str, int] = {}  # side -> run() calls per replayed CUDA graph
 
     # --- bookkeeping -------------------------------------------------------------------
     def fail(self, name: str, reason: str, status: str = "failed") -> None:
@@ -258,7 +259,8 @@ class PairSession:
         inputs = self.baseline.make_inputs(_new_seed(self.rng))  # the tensors every side gets
         self.timed_inputs = inputs
         first, second = clone(inputs), clone(inputs)  # this round's two sets of values
-        cold = any(option(b, "timing_mode", "hot") == "cold" for b in benches.values())
+        modes = {option(b, "timing_mode", "hot") for b in benches.values()}
+        cold, graph = "cold" in modes, "graph" in modes and device.startswith("cuda")
         flush = timing.L2Flusher() if cold and device.startswith("cuda") else None
         checkable = {n for n in names if not option(benches[n], "stateful", False)}
         if "baseline" not in checkable:
@@ -281,9 +283,13 @@ class PairSession:
             def keep(out: Any) -> None:  # into the buffer sized before timing: no allocation
                 captured[name] = buffers[name] = snapshot_into(buffers.get(name), out)
             check = name in checkable
-            return timing.Timed(lambda: bench.run(given), before if steps else None, keep if check else None,
+            call, calls = (lambda: bench.run(given)), 1
+            if graph:  # every side alike, so the speedup compares GPU time with GPU time
+                call, calls = self.graph_call(name, call)
+                self.graph_calls[name] = calls
+            return timing.Timed(call, before if steps else None, keep if check else None,
                                 switch=(lambda: refill(inputs, second)) if check else None,
-                                prepare=lambda: refill(inputs, first))
+                                prepare=lambda: refill(inputs, first), calls=calls)
 
         def before_round(index: int) -> None:
             started = time.perf_counter()
@@ -322,15 +328,34 @@ class PairSession:
             self.integrity.launch_gap_ms = timing.launch_gap_ms(device)
         policy = timing.StopPolicy(fixed_samples=self.spec.iterations)
         started = time.perf_counter()
-        measurement = timing.interleaved({n: side(n) for n in names}, policy, device,
+        sides = {}
+        for name in names:
+            try:
+                sides[name] = side(name)
+            except timing.GraphCaptureError as exc:
+                self.fail(name, f"{self.examples[name].file}: {exc}")
+        measurement = timing.interleaved(sides, policy, device,
                                          self.spec.warmup, before_round, after_round, self.rng,
                                          after_batch)
         self.integrity.timing_s = time.perf_counter() - started - self.integrity.checks_s
         self.check_guard("during timing")
-        self.result.timing_mode = "cold" if cold else "hot"
+        self.result.timing_mode = "graph" if graph else "cold" if cold else "hot"
         self.result.stop_reason, self.result.rounds = measurement.stop_reason, measurement.rounds
         self.result.warmup_calls = measurement.warmup_calls
         self.collect(measurement)
+
+    def graph_call(self, name: str, call: timing.Fn) -> tuple[timing.Fn, int]:
+        """`call` captured in a CUDA graph (timing_mode = "graph"); a pair whose run()
+        cannot be captured fails with the reason (the baseline: the whole pair)."""
+        try:
+            return timing.graph_replay(call)
+        except timing.GraphCaptureError as exc:
+            why = (f"{self.name_of(name)}: timing_mode = 'graph', but run() cannot be captured in a CUDA "
+                   f"graph ({exc}); remove host synchronization, .item(), CPU tensors and "
+                   f"new allocations outside torch from run(), or time it with 'hot'")
+            if name == "baseline":
+                raise PairError(why) from exc
+            raise timing.GraphCaptureError(why) from exc
 
     def check_timed(self, inputs: Any, captured: dict[str, Any], index: int) -> set[str]:
         """Captured timed outputs against the baseline's output on the same values."""
@@ -384,7 +409,7 @@ class PairSession:
             bench, inputs = self.bench(name), self.timed_inputs
             host_ms, _ = timing.host_probe(lambda: bench.run(inputs))
         return SideResult(summarize(measurement.samples_ms[name]), self.bench(name).workload(),
-                          batches=batches, host_ms=host_ms)
+                          batches=batches, host_ms=host_ms, graph_calls=self.graph_calls.get(name, 0))
 
     # --- the whole pair ----------------------------------------------------------------
     def run(self) -> PairResult:

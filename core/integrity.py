@@ -82,7 +82,8 @@ WATCHED = {
                      "flatten", "clamp_min", "is_floating_point", "untyped_storage",
                      "data_ptr", "item"),
     "torch.cuda": ("synchronize", "current_stream", "Event", "Stream", "get_device_properties",
-                   "is_available"),
+                   "is_available", "graph", "CUDAGraph"),
+    "torch.cuda.CUDAGraph": ("replay", "capture_begin", "capture_end"),
     "torch.cuda.Event": ("__init__", "__new__", "record", "elapsed_time", "synchronize", "query",
                          "wait"),
 }
@@ -103,7 +104,7 @@ class Guard:
 
         objects = {"time": time, "json": json, "os": os, "torch": torch,
                    "torch.Tensor": torch.Tensor, "torch.cuda": torch.cuda,
-                   "torch.cuda.Event": torch.cuda.Event}
+                   "torch.cuda.Event": torch.cuda.Event, "torch.cuda.CUDAGraph": torch.cuda.CUDAGraph}
         self._owners: dict[str, Any] = dict(objects)
         self._snapshot = {owner: {name: vars(objects[owner]).get(name, _MISSING)
                                   for name in names} for owner, names in WATCHED.items()}

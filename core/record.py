@@ -80,6 +80,7 @@ class SideResult:
     rates: Rates | None = None
     batches: list[BatchCheck] = field(default_factory=list)
     host_ms: float | None = None  # host time to enqueue one call (core.timing.host_probe)
+    graph_calls: int = 0  # timed by CUDA-graph replay: run() calls per replayed graph (0: eager)
 
     @property
     def median_ms(self) -> float:
@@ -87,12 +88,15 @@ class SideResult:
 
     @property
     def host_bound(self) -> bool:
-        """The host's time per call reaches the GPU time per call (HOST_BOUND of it)."""
-        return self.host_ms is not None and self.host_ms >= HOST_BOUND * self.stats.median
+        """The host's time per call reaches the GPU time per call (HOST_BOUND of it), and the
+        samples were eager calls (a graph replay's samples hold no host launch)."""
+        return (not self.graph_calls and self.host_ms is not None
+                and self.host_ms >= HOST_BOUND * self.stats.median)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"stats": self.stats.to_dict(), "workload": workload_to_dict(self.workload),
-                               "batches": [asdict(b) for b in self.batches], "host_ms": self.host_ms}
+                               "batches": [asdict(b) for b in self.batches], "host_ms": self.host_ms,
+                               "graph_calls": self.graph_calls}
         if self.rates is not None:
             out["rates"] = self.rates.to_dict()
         return out
@@ -101,7 +105,8 @@ class SideResult:
     def from_dict(cls, data: dict[str, Any]) -> SideResult:
         return cls(stats_from_dict(data["stats"]), workload_from_dict(data.get("workload", {})),
                    Rates.from_dict(data["rates"]) if data.get("rates") else None,
-                   [BatchCheck(**b) for b in data.get("batches", [])], data.get("host_ms"))
+                   [BatchCheck(**b) for b in data.get("batches", [])], data.get("host_ms"),
+                   data.get("graph_calls", 0))
 
 
 @dataclass

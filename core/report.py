@@ -36,6 +36,7 @@ def row(ex: ExampleResult) -> list[str]:
         speedup = f"{ex.speedup:.2f}x [{lo:.2f}-{hi:.2f}]"
         speedup += " NOISY" if ex.noisy else ""
         speedup += " host-bound" if ex.host_bound else ""
+        speedup += " graph" if ex.timing and ex.timing.graph_calls else ""
     else:
         speedup = "-"
     return [
@@ -82,7 +83,14 @@ def notes(rows: list[ExampleResult]) -> list[str]:
             lines.append(f"HOST-BOUND {ex.id}: the {side} side's host time per call "
                          f"({timing.host_ms * 1e3:.1f} µs) reaches its GPU time per call "
                          f"({timing.median_ms * 1e3:.1f} µs): its samples measure the host's "
-                         f"launches, not the GPU")
+                         f"launches, not the GPU (if the GPU's time is what the pair is "
+                         f"about, declare timing_mode = 'graph')")
+        if ex.timing is not None and ex.timing.graph_calls and ex.baseline is not None:
+            lines.append(f"GRAPH {ex.id}: timed by CUDA-graph replay ({ex.baseline.graph_calls} "
+                         f"baseline / {ex.timing.graph_calls} optimized calls per replay): GPU "
+                         f"time per call without the host's launch"
+                         + (f" (an eager call costs the host {ex.timing.host_ms * 1e3:.1f} µs)"
+                            if ex.timing.host_ms is not None else ""))
         if ex.speedup is not None and ex.speedup > IMPLAUSIBLE_SPEEDUP and not ex.teaching:
             lines.append(f"WARNING {ex.id}: speedup {ex.speedup:.1f}x exceeds "
                          f"{IMPLAUSIBLE_SPEEDUP:g}x; check the baseline is what a competent "

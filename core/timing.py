@@ -10,6 +10,12 @@ inputs for `inplace` pairs, the copy of one sample's output for the timed-output
 enqueued outside the start/end events and timed by its own events, so the escape check
 (core.integrity) can account for every millisecond of the batch's wall time.
 
+A pair that declares `timing_mode = "graph"` is timed by CUDA-graph replay: run() is
+captured K times in one graph and each sample is one replay, divided by K. That is the GPU's
+time per call without the host's launch cost, for pairs whose kernels are shorter than
+the host's launch (a 3.6 µs kernel measured as 26 µs per eager call; design.md
+'Host-bound work'). K is chosen so one replay lasts ~0.5 ms.
+
 Baseline and optimized are measured in alternating rounds, so clock or thermal drift hits
 both alike, until each side's median is known to ±1% (or a cap is reached).
 
@@ -35,6 +41,8 @@ _Event = torch.cuda.Event
 _record = torch.cuda.Event.record
 _elapsed = torch.cuda.Event.elapsed_time
 _synchronize = torch.cuda.synchronize
+_CUDAGraph = torch.cuda.CUDAGraph
+_replay = torch.cuda.CUDAGraph.replay
 
 Fn = Callable[[], Any]
 
@@ -58,6 +66,7 @@ class Timed:
     capture: receives the output of one sample per batch, at a position drawn at random
     switch:  harness work enqueued just before that sample (new input values); not timed
     prepare: host-side work before each batch, outside its wall time (reset the inputs)
+    calls:   run() calls one `call` makes (K for a graph replay); samples are divided by it
     """
 
     call: Fn
@@ -65,6 +74,7 @@ class Timed:
     capture: Callable[[Any], None] | None = None
     switch: Fn | None = None
     prepare: Fn | None = None
+    calls: int = 1
 
 
 @dataclass
@@ -187,6 +197,56 @@ def host_probe(fn: Fn, calls: int = 5) -> tuple[float, float]:
     return sorted(host)[len(host) // 2], sorted(gpu)[len(gpu) // 2]
 
 
+GRAPH_SAMPLE_MS = 0.5  # GPU time of one replay: the graph launch's few µs are ~1% of it
+MAX_GRAPH_CALLS = 256
+
+
+class GraphCaptureError(RuntimeError):
+    """run() could not be captured in a CUDA graph (a host sync, a CPU tensor, ...)."""
+
+
+def _capture(fn: Fn, calls: int) -> tuple[Any, Any]:
+    graph = _CUDAGraph()
+    try:
+        with torch.cuda.graph(graph):
+            out = None
+            for _ in range(calls):
+                del out  # the private pool reuses a dropped output's memory for the next call
+                out = fn()
+    except Exception as exc:  # noqa: BLE001 - any failure to capture is the pair's problem
+        raise GraphCaptureError(f"{type(exc).__name__}: {exc}") from exc
+    return graph, out
+
+
+def graph_replay(fn: Fn, sample_ms: float = GRAPH_SAMPLE_MS) -> tuple[Fn, int]:
+    """Capture `fn` K times in one CUDA graph; return a call that replays the graph and
+    returns the output of its last captured call (the graph's static output), and K.
+
+    K makes one replay last about `sample_ms` of GPU time, so the host's launch of the graph
+    (enqueued while the GPU idles after the start event) is a small share of the sample."""
+    stream = torch.cuda.Stream()  # warm-up off the capture path, as torch.cuda.graph asks
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    probe_calls = 4
+    graph, out = _capture(fn, probe_calls)
+    _replay(graph)  # the first replay uploads the graph
+    batch = measure_cuda(lambda: _replay(graph), 3)
+    per_call = min(batch.samples_ms) / probe_calls
+    calls = max(1, min(MAX_GRAPH_CALLS, math.ceil(sample_ms / max(per_call, 1e-4))))
+    if calls != probe_calls:
+        del graph, out
+        graph, out = _capture(fn, calls)
+        _replay(graph)
+
+    def replay() -> Any:
+        _replay(graph)
+        return out
+    return replay, calls
+
+
 def warm_up(fn: Fn, measure: Callable[..., Batch], min_calls: int = 3,
             min_time_s: float = 0.05, max_calls: int = 200) -> tuple[float, int]:
     """Call `fn` until it has run `min_calls` times and for `min_time_s`; the first calls
@@ -236,6 +296,7 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
         per_round = {name: min(k, cap) for name, k in per_round.items()}
     samples: dict[str, list[float]] = {name: [] for name in timed}
     batches: dict[str, list[Batch]] = {name: [] for name in timed}
+    spent_ms = {name: 0.0 for name in timed}  # GPU time of the samples, before dividing by calls
     rounds = 0
     while True:
         rounds += 1
@@ -252,7 +313,8 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
                 side.prepare()
             batch = measure(side.call, k, side.before, at, side.capture, side.switch)
             batches[name].append(batch)
-            samples[name].extend(batch.samples_ms)
+            samples[name].extend(t / side.calls for t in batch.samples_ms)
+            spent_ms[name] += sum(batch.samples_ms)
             if after_batch is not None and after_batch(name, batch):  # before the next side's batch
                 timed.pop(name)
                 samples.pop(name)
@@ -260,7 +322,7 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
             for name in after_round(rounds):
                 timed.pop(name, None)
                 samples.pop(name, None)
-        reason = _stop_reason(samples, policy) if samples else "every side was dropped"
+        reason = _stop_reason(samples, policy, spent_ms) if samples else "every side was dropped"
         if reason:
             return Measurement(samples, batches, rounds, reason, warm)
 
@@ -275,11 +337,13 @@ def _with_before(side: Timed) -> Fn:
     return call
 
 
-def _stop_reason(samples: dict[str, list[float]], policy: StopPolicy) -> str | None:
+def _stop_reason(samples: dict[str, list[float]], policy: StopPolicy,
+                 spent_ms: dict[str, float] | None = None) -> str | None:
     counts = [len(s) for s in samples.values()]
     if policy.fixed_samples is not None:
         return "fixed sample count" if min(counts) >= policy.fixed_samples else None
-    times_s = [sum(s) / 1e3 for s in samples.values()]
+    spent_ms = spent_ms or {}
+    times_s = [spent_ms.get(name, sum(s)) / 1e3 for name, s in samples.items()]
     if max(counts) >= policy.max_samples:
         return f"sample cap ({policy.max_samples})"
     if max(times_s) >= policy.max_time_s:

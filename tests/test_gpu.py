@@ -1,6 +1,7 @@
 """GPU-only checks (skipped on CPU): the whole planted suite on a real GPU, with the
-default adaptive timing a user gets — the side-stream cheats (one slowed by back-pressure)
-and the timer patch fail, the launch-bound honest pair and every other twin pass."""
+default adaptive timing a user gets — the side-stream cheats (one slowed by back-pressure),
+the timer patch and the graph-mode cheats fail, the launch-bound honest pair and every other
+twin pass, and graph-timed samples hold GPU time below the host's launch time."""
 from __future__ import annotations
 
 import pytest
@@ -14,9 +15,14 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 def test_planted_suite_on_the_gpu(fake_root, tmp_path):
     chapter, rows = run_planted(fake_root, tmp_path, iterations=None)
     ran = check_verdicts(chapter, rows)
-    for name in ("stream_escape", "stream_backpressure", "stream_joined", "launch_bound", "timer"):
+    for name in ("stream_escape", "stream_backpressure", "stream_joined", "launch_bound", "timer",
+                 "graph", "graph_capture_answer", "graph_host_sync"):
         assert name in ran, f"{name} did not run on the GPU: {rows[name].reason}"
     honest = rows["launch_bound"]
     assert 0.5 < honest.speedup < 3, honest.speedup
+    graph = rows["graph"]  # replayed K calls per sample: GPU time, below the eager host time
+    assert graph.timing.graph_calls > 1 and graph.baseline.graph_calls > 1
+    assert graph.timing.median_ms < graph.timing.host_ms, (graph.timing.median_ms, graph.timing.host_ms)
+    assert not graph.host_bound
     for name in ("stream_escape", "stream_backpressure", "launch_bound", "stream_joined"):
         print(name, rows[name].status, rows[name].speedup, rows[name].reason[:200])

@@ -78,6 +78,39 @@ def test_host_bound_side_is_named_in_the_table_and_notes():
     assert gpu_bound.examples[0].host_bound == []
 
 
+def test_graph_timed_sides_are_not_host_bound_and_say_how_they_were_timed():
+    # timing_mode = "graph": the samples are replays of K captured calls, no host launch in them
+    base, opt = side(30.0, host_ms=0.05), side(0.0036, host_ms=0.026)
+    base.graph_calls, opt.graph_calls = 1, 139
+    result = pair_result(base, opt, (8300, 8400))
+    result.examples[0].baseline = base
+    ex = result.examples[0]
+    assert ex.host_bound == [] and "graph" in row(ex)[3] and "host-bound" not in row(ex)[3]
+    graph_note = [line for line in notes([ex]) if line.startswith("GRAPH ch90:x")]
+    assert graph_note and "1 baseline / 139 optimized" in graph_note[0] and "26.0 µs" in graph_note[0]
+    again = SideResult.from_dict(opt.to_dict())  # kept in results.json
+    assert again.graph_calls == 139 and not again.host_bound
+
+
+@pytest.mark.parametrize("flag", ["inplace", "stateful"])
+def test_graph_timing_refuses_pairs_that_cannot_replay_calls(flag):
+    from core.benchmark import Benchmark, validate
+
+    class Pair(Benchmark):
+        timing_mode = "graph"
+
+        def make_inputs(self, seed):
+            return None
+
+        def run(self, inputs):
+            return None
+    bench = Pair()
+    validate(bench, "ch90/x.py")  # graph alone is fine
+    setattr(bench, flag, True)
+    with pytest.raises(TypeError, match="ch90/x.py: timing_mode = 'graph' replays"):
+        validate(bench, "ch90/x.py")
+
+
 # --- gates that can fail -------------------------------------------------------------------
 
 def test_a_pair_stored_near_one_fails_when_the_optimized_side_is_slower():

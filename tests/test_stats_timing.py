@@ -258,3 +258,17 @@ def test_switch_runs_just_before_the_captured_sample_and_prepare_before_each_bat
         at, k = batch.captured_at, len(batch.samples_ms)
         assert segment.split() == ["1"] * at + ["2"] * (k - at)
     assert captured == [2, 2]  # each batch's captured output was computed on the switched values
+
+
+def test_a_side_of_several_calls_per_sample_reports_time_per_call():
+    # a graph replay of K captured calls is one sample: the table shows it divided by K,
+    # while the time caps count what the GPU really spent (K times more)
+    def four_calls():
+        for _ in range(4):
+            time.sleep(0.0005)
+    policy = StopPolicy(min_samples=3, min_time_s=0.0, max_time_s=0.02, target_rel_ci=-1.0)
+    m = interleaved({"a": Timed(four_calls, calls=4)}, policy, device="cpu", warmup=1)
+    per_call = m.samples_ms["a"]
+    assert 0.4 < sorted(per_call)[len(per_call) // 2] < 1.0, per_call  # ~0.5 ms, not ~2 ms
+    assert m.stop_reason.startswith("time cap")
+    assert sum(per_call) < 0.02 * 1e3 / 2  # stopped on the GPU's 4x larger real time
