@@ -190,6 +190,24 @@ def expectations(
         raise typer.Exit(1)
 
 
+@bench_app.command("readme")
+def readme(runs: List[Path] = typer.Argument(..., help=(
+        "Run directories (or their results.json), oldest first: for one GPU model a later "
+        "run's rows replace an earlier run's."))) -> None:
+    """Write the measured tables of each chapter README from runs (one block per GPU model
+    between `<!-- aisp:measured KEY -->` and `<!-- aisp:end -->`; prose is left alone)."""
+    from core.compare import load_run
+    from core.discovery import chapters_root
+    from core.readme import write_tables
+
+    try:
+        records = [load_run(path) for path in runs]
+    except ValueError as exc:
+        _usage_error(str(exc))
+    for readme_path in write_tables(records, chapters_root()):
+        typer.echo(f"wrote {readme_path}")
+
+
 @bench_app.command("compare")
 def compare(
     run_a: Path = typer.Argument(..., help="The older run directory (or its results.json)."),

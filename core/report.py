@@ -11,6 +11,7 @@ from core.metrics import headline
 from core.record import ExampleResult, PairResult, RunRecord
 
 IMPLAUSIBLE_SPEEDUP = 20.0  # above this, outside `teaching` pairs, suspect the baseline
+ABOVE_COPY_PCT = 105.0  # bytes per second above this share of the HBM copy ceiling: not HBM
 HEADERS = ["pair", "baseline ms", "optimized ms", "speedup", "optimized rate", "% ceiling",
            "verify", "expectation"]
 
@@ -91,6 +92,13 @@ def notes(rows: list[ExampleResult]) -> list[str]:
                          f"time per call without the host's launch"
                          + (f" (an eager call costs the host {ex.timing.host_ms * 1e3:.1f} µs)"
                             if ex.timing.host_ms is not None else ""))
+        for side, timing in (("baseline", ex.baseline), ("optimized", ex.timing)):
+            rates = timing.rates if timing is not None else None
+            if rates is not None and (rates.pct_of_copy or 0) > ABOVE_COPY_PCT:
+                lines.append(f"ABOVE CEILING {ex.id}: the {side} side moves {rates.gbps:.0f} GB/s, "
+                             f"{rates.pct_of_copy:.0f}% of the measured HBM copy ceiling: its data "
+                             f"stays in L2 between calls (a working set below the L2 size), or "
+                             f"the workload counts bytes it does not move")
         if ex.speedup is not None and ex.speedup > IMPLAUSIBLE_SPEEDUP and not ex.teaching:
             lines.append(f"WARNING {ex.id}: speedup {ex.speedup:.1f}x exceeds "
                          f"{IMPLAUSIBLE_SPEEDUP:g}x; check the baseline is what a competent "

@@ -222,3 +222,18 @@ def test_compare_with_nothing_in_common_fails(tmp_path):
     (tmp_path / "c" / "results.json").write_text(json.dumps(cross.to_dict()))
     warned = CliRunner().invoke(app, ["bench", "compare", str(tmp_path / "a"), str(tmp_path / "c")])
     assert "WARNING: the runs differ in device" in warned.output
+
+
+def test_a_rate_above_the_copy_ceiling_is_called_out():
+    # ch06 add under graph replay: 12 MiB stay in the 50 MB L2, 3587 GB/s vs a 3001 GB/s HBM copy
+    from core.record import Rates
+
+    base, opt = side(30.0), side(0.0035)
+    opt.rates = Rates(bound="memory", gbps=3587.0, pct_of_ceiling=120.0, pct_of_copy=120.0)
+    base.rates = Rates(bound="memory", gbps=0.4, pct_of_ceiling=0.01, pct_of_copy=0.01)
+    ex = pair_result(base, opt, (8500, 8600)).examples[0]
+    ex.baseline = base
+    above = [line for line in notes([ex]) if line.startswith("ABOVE CEILING ch90:x")]
+    assert len(above) == 1 and "optimized side moves 3587 GB/s, 120%" in above[0]
+    opt.rates = Rates(bound="memory", gbps=2900.0, pct_of_ceiling=97.0, pct_of_copy=97.0)
+    assert not [line for line in notes([ex]) if line.startswith("ABOVE CEILING")]

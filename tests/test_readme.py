@@ -1,0 +1,62 @@
+"""`bench readme`: measured tables in chapter READMEs come from runs, one block per GPU model."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from cli.aisp import app
+from core.readme import END, begin, place, write_tables
+from core.record import RunRecord
+from tests.test_honest_headlines import pair_result, side
+
+PROSE = "# ch90\n\n## Pairs\n\nHand-written text.\n\n## Measured\n\n### Reading the numbers\n\nKept.\n"
+
+
+def record(run_id: str, key: str, commit: str, speedup_ms: float, name: str = "x") -> RunRecord:
+    result = pair_result(side(2.0), side(speedup_ms), (1.9, 2.1), name=name)
+    fp = {"device": f"GPU {key}", "hardware_key": key, "git_commit": commit, "sm_count": 132}
+    return RunRecord(Path("/runs") / run_id, fp, {"copy_gbps": 3000.0}, [result],
+                     options={"update_expectations": True})
+
+
+def test_blocks_are_added_then_replaced_and_prose_is_kept(tmp_path):
+    (tmp_path / "ch90").mkdir()
+    readme = tmp_path / "ch90" / "README.md"
+    readme.write_text(PROSE)
+    write_tables([record("20261123-010000", "h100", "aaa1111", 1.0)], tmp_path)
+    first = readme.read_text()
+    assert begin("h100") in first and END in first and "Hand-written text." in first
+    assert first.index(begin("h100")) > first.index("## Measured")
+    assert "at commit aaa1111" in first and "on 2026-11-23" in first and "2.00x" in first
+    # a later full run and a re-run of one pair on the same GPU: the re-run's row wins
+    write_tables([record("20261124-010000", "h100", "bbb2222", 1.0, "x"),
+                  record("20261124-020000", "h100", "ccc3333", 0.5, "x")], tmp_path)
+    second = readme.read_text()
+    assert second.count(begin("h100")) == 1 and "aaa1111" not in second
+    assert "4.00x" in second and "2.00x" not in second
+    assert "ccc3333" in second and "bbb2222" not in second  # contributes no row any more
+    assert "Kept." in second and "Hand-written text." in second
+
+
+def test_a_readme_without_a_measured_section_gets_one():
+    text = place("# ch90\n\nIntro.\n", "h200", f"{begin('h200')}\ntable\n{END}")
+    assert text.startswith("# ch90\n\nIntro.") and "## Measured" in text and "table" in text
+
+
+def test_cli_readme_names_a_bad_run_and_exits_2(tmp_path):
+    result = CliRunner().invoke(app, ["bench", "readme", str(tmp_path / "nope")])
+    assert result.exit_code == 2 and "no results.json" in result.output
+
+
+def test_cli_readme_writes_from_a_results_file(tmp_path, monkeypatch):
+    (tmp_path / "ch90").mkdir()
+    (tmp_path / "ch90" / "README.md").write_text(PROSE)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.json").write_text(json.dumps(record("20261123-010000", "h200", "ddd4444", 1.0).to_dict()))
+    monkeypatch.setenv("AISP_ROOT", str(tmp_path))
+    result = CliRunner().invoke(app, ["bench", "readme", str(run)])
+    assert result.exit_code == 0, result.output
+    assert begin("h200") in (tmp_path / "ch90" / "README.md").read_text()
