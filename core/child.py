@@ -24,6 +24,7 @@ Seeds are drawn at random by the harness (a pair cannot know them) and recorded.
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 import time
@@ -39,12 +40,14 @@ from core.benchmark import BenchContext, Benchmark, Tolerance, option, shares_bu
 from core.integrity import Guard, alias_problem, escaped_work, mutation_problem
 from core.pairfile import PairError, load_benchmark, relative, unmet_requirement
 from core.process import deliver, read_token
+from core.ranks import Ranks
 from core.record import (BatchCheck, ExampleResult, PairResult, SideResult,
                          Verification)
 from core.stats import speedup_interval, summarize
 from core.verify import compare, flatten, outputs_equal, snapshot, snapshot_into
 
 GUARD: Guard | None = None  # built in main(), before any pair module is imported
+DISTRIBUTED_WARMUP = 5  # warm-up calls per side when ranks must call run() equally often
 
 
 @dataclass
@@ -88,9 +91,12 @@ def _new_seed(rng: random.Random) -> int:
 class PairSession:
     """One pair inside the child: its sides, its inputs, its result."""
 
-    def __init__(self, spec: PairSpec, device: str, rng: random.Random):
-        self.spec, self.device, self.rng = spec, device, rng
-        self.result = PairResult(pair=spec.pair, device=device)
+    def __init__(self, spec: PairSpec, device: str, rng: random.Random, ranks: Ranks | None = None):
+        self.spec, self.device = spec, device
+        self.ranks = ranks or Ranks()
+        # every rank draws the same seeds and capture positions: one seed, rank 0's
+        self.rng = random.Random(self.ranks.from_rank0(rng.randrange(2**63))) if self.ranks.distributed else rng
+        self.result = PairResult(pair=spec.pair, device=device, ranks=self.ranks.world)
         self.examples = {e["name"]: ExampleResult(name=e["name"], id=e["id"], file=relative(e["path"]))
                          for e in spec.examples}
         self.result.examples = list(self.examples.values())
@@ -99,11 +105,23 @@ class PairSession:
         self.integrity = self.result.integrity
         self.file = relative(spec.baseline)
         self.graph_calls: dict[str, int] = {}  # side -> run() calls per replayed CUDA graph
+        self.rank_medians: dict[str, list[float]] = {}  # side -> each rank's median (multi-GPU)
 
     # --- bookkeeping -------------------------------------------------------------------
     def fail(self, name: str, reason: str, status: str = "failed") -> None:
         self.examples[name].fail(reason, status)
         self.sides.pop(name, None)
+
+    def agree(self) -> None:
+        """Every rank ends with the same variants failed: a check one rank failed fails the
+        variant on all (the message names the rank). One rank alone: nothing to do."""
+        if not self.ranks.distributed:
+            return
+        mine = {name: (ex.status, ex.reason) for name, ex in self.examples.items() if ex.status != "ok"}
+        for rank, failed in enumerate(self.ranks.all(mine)):
+            for name, (status, reason) in failed.items():
+                if self.examples[name].status == "ok":
+                    self.fail(name, f"rank {rank}: {reason}", status)
 
     def name_of(self, name: str) -> str:
         return self.file if name == "baseline" else self.examples[name].file
@@ -167,6 +185,8 @@ class PairSession:
     def side_raised(self, name: str, exc: BaseException, where: str) -> None:
         why = str(exc) if isinstance(exc, SideError) else (
             f"raised {type(exc).__name__} in {where}:\n{_short_traceback(exc)}")
+        if self.ranks.distributed:  # the other ranks may wait in a collective of this call
+            self.ranks.abort(f"{self.name_of(name)}: {why}")
         if name == "baseline":
             raise PairError(f"{self.file}: baseline {why}") from exc
         self.fail(name, f"{self.examples[name].file}: {why}")
@@ -327,6 +347,9 @@ class PairSession:
         if device.startswith("cuda"):
             self.integrity.launch_gap_ms = timing.launch_gap_ms(device)
         policy = timing.StopPolicy(fixed_samples=self.spec.iterations)
+        warmup = self.spec.warmup
+        if self.ranks.distributed and warmup is None:
+            warmup = DISTRIBUTED_WARMUP  # a timed warm-up would call run() unequally often
         started = time.perf_counter()
         sides = {}
         for name in names:
@@ -334,9 +357,9 @@ class PairSession:
                 sides[name] = side(name)
             except timing.GraphCaptureError as exc:
                 self.fail(name, f"{self.examples[name].file}: {exc}")
-        measurement = timing.interleaved(sides, policy, device,
-                                         self.spec.warmup, before_round, after_round, self.rng,
-                                         after_batch)
+        measurement = timing.interleaved(sides, policy, device, warmup, before_round, after_round,
+                                         self.rng, after_batch,
+                                         self.ranks if self.ranks.distributed else None)
         self.integrity.timing_s = time.perf_counter() - started - self.integrity.checks_s
         self.check_guard("during timing")
         self.result.timing_mode = "graph" if graph else "cold" if cold else "hot"
@@ -387,19 +410,34 @@ class PairSession:
         escaped = escaped_work(measurement.batches["baseline"], gap, self.device)
         if escaped:
             raise PairError(f"{self.file}: {escaped}")
-        base = measurement.samples_ms["baseline"]
-        self.result.baseline = self.side_result("baseline", measurement)
         for name in list(self.sides):
             escaped = escaped_work(measurement.batches[name], gap, self.device)
             if escaped:
                 self.fail(name, f"{self.examples[name].file}: {escaped}")
-                continue
+        self.agree()
+        self.across_ranks(measurement)
+        base = measurement.samples_ms["baseline"]
+        self.result.baseline = self.side_result("baseline", measurement)
+        for name in list(self.sides):
             samples = measurement.samples_ms[name]
             ex = self.examples[name]
             ex.timing = self.side_result(name, measurement)
             ex.baseline = self.result.baseline
             ex.speedup = self.result.baseline.stats.median / ex.timing.stats.median
             ex.speedup_ci = speedup_interval(base, samples)
+
+    def across_ranks(self, measurement: timing.Measurement) -> None:
+        """Each sample becomes the slowest rank's (ranks time the same calls, in step); each
+        rank's median is kept. One rank: nothing changes."""
+        self.rank_medians: dict[str, list[float]] = {}
+        if not self.ranks.distributed:
+            return
+        names = ["baseline", *self.sides]
+        every = self.ranks.all({n: measurement.samples_ms[n] for n in names})
+        for name in names:
+            per_rank = [samples[name] for samples in every]
+            measurement.samples_ms[name] = [max(values) for values in zip(*per_rank)]
+            self.rank_medians[name] = [summarize(samples).median for samples in per_rank]
 
     def side_result(self, name: str, measurement: timing.Measurement) -> SideResult:
         batches = [BatchCheck(sum(b.samples_ms), b.harness_ms, b.wall_ms, len(b.samples_ms))
@@ -409,7 +447,8 @@ class PairSession:
             bench, inputs = self.bench(name), self.timed_inputs
             host_ms, _ = timing.host_probe(lambda: bench.run(inputs))
         return SideResult(summarize(measurement.samples_ms[name]), self.bench(name).workload(),
-                          batches=batches, host_ms=host_ms, graph_calls=self.graph_calls.get(name, 0))
+                          batches=batches, host_ms=host_ms, graph_calls=self.graph_calls.get(name, 0),
+                          rank_medians_ms=self.rank_medians.get(name, []))
 
     # --- the whole pair ----------------------------------------------------------------
     def run(self) -> PairResult:
@@ -420,12 +459,16 @@ class PairSession:
         try:
             if not self.load():
                 return self.result
+            self.agree()
             started = time.perf_counter()
             seeds = (_new_seed(self.rng), _new_seed(self.rng))
             self.integrity.verify_seeds = list(seeds)
             first = self.verify(seeds[0])
+            self.agree()
             second = self.verify(seeds[1])
+            self.agree()
             self.check_seed_sensitivity(first, second, seeds)
+            self.agree()
             del first, second
             self.integrity.verify_s = time.perf_counter() - started
             if not self.sides:
@@ -438,11 +481,16 @@ class PairSession:
                 seed = _new_seed(self.rng)
                 self.integrity.verify_seeds.append(seed)
                 self.verify(seed, " after timing")
+                self.agree()
         except PairError as exc:
+            if self.ranks.distributed:  # every rank must stop, not only this one
+                self.ranks.abort(str(exc))
             self.result.fail_all(str(exc))
         except Exception as exc:  # noqa: BLE001
-            self.result.fail_all(f"{self.spec.pair}: raised {type(exc).__name__}:\n"
-                                 f"{_short_traceback(exc)}")
+            why = f"{self.spec.pair}: raised {type(exc).__name__}:\n{_short_traceback(exc)}"
+            if self.ranks.distributed:
+                self.ranks.abort(why)
+            self.result.fail_all(why)
         finally:
             self.teardown()
         self.result.clocks_end = clocks() if cuda else {}
@@ -457,16 +505,59 @@ class PairSession:
                 pass
 
 
+def _device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def run_pair(spec: PairSpec, rng: random.Random | None = None) -> PairResult:
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    return PairSession(spec, device, rng or random.SystemRandom()).run()
+    from core.ranks import from_environment
+
+    device = _device()
+    ranks = from_environment(device)  # one rank unless torchrun started this process
+    return PairSession(spec, device, rng or random.SystemRandom(), ranks).run()
+
+
+def ranks_needed(spec: PairSpec) -> int:
+    """How many ranks the pair's baseline asks for (`requires.gpus`), when it can run here;
+    1 otherwise (the session itself then reports the SKIP or the error)."""
+    from core.benchmark import Requirements
+
+    try:
+        bench = load_benchmark(Path(spec.baseline))
+    except PairError:
+        return 1
+    needed = option(bench, "requires", Requirements()).gpus
+    if needed <= 1 or unmet_requirement(bench, _device()):
+        return 1
+    return needed
+
+
+def launch_ranks(spec: PairSpec, argv: list[str], token: str, out: Path, needed: int) -> None:
+    """This child becomes the launcher of the pair's ranks (core.ranks); rank 0 signs the
+    result. When no rank did, the launcher reports the first rank's reason. Never returns."""
+    from core.ranks import launch
+
+    outcome = launch(needed, argv, token)
+    if out.exists():
+        sys.stdout.flush()
+        os._exit(0)
+    result = PairSession(spec, _device(), random.Random()).result
+    result.fail_all(outcome.first_error or f"{spec.pair}: torchrun exited with code "
+                    f"{outcome.code} and no rank wrote a result (see the log)")
+    deliver(out, token, result.to_dict())
 
 
 def main(argv: list[str]) -> int:
     global GUARD
     mode = argv[0] if argv and argv[0].startswith("--") else "pair"
-    # --profile-side runs under ncu/nsys and writes no result; every other mode signs one
-    token = "" if mode == "--profile-side" else read_token()
+    rank = int(os.environ.get("RANK", "0"))  # set by torchrun for the ranks of multi-GPU pairs
+    if "RANK" in os.environ:
+        from core.ranks import die_with_parent
+
+        die_with_parent()
+    # --profile-side runs under ncu/nsys and writes no result; every other mode signs one.
+    # Ranks share the launcher's stdin: only rank 0 reads the token (and signs the result).
+    token = "" if mode == "--profile-side" or rank != 0 else read_token()
     GUARD = Guard()
     if mode == "--profile-side":
         from core.profiling import profile_side
@@ -485,8 +576,15 @@ def main(argv: list[str]) -> int:
     else:
         spec = PairSpec(**json.loads(Path(argv[0]).read_text()))
         out = Path(argv[1])
+        if "RANK" not in os.environ:
+            needed = ranks_needed(spec)
+            if needed > 1:
+                launch_ranks(spec, argv, token, out, needed)
         started = time.perf_counter()
         result = run_pair(spec)
+        if rank != 0:  # rank 0 has every rank's samples and writes the result
+            sys.stdout.flush()
+            os._exit(0)
         result.duration_s = round(time.perf_counter() - started, 3)
         problem = GUARD.problem()
         if problem and result.status == "ok":

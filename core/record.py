@@ -81,6 +81,7 @@ class SideResult:
     batches: list[BatchCheck] = field(default_factory=list)
     host_ms: float | None = None  # host time to enqueue one call (core.timing.host_probe)
     graph_calls: int = 0  # timed by CUDA-graph replay: run() calls per replayed graph (0: eager)
+    rank_medians_ms: list[float] = field(default_factory=list)  # per rank, for multi-GPU pairs
 
     @property
     def median_ms(self) -> float:
@@ -96,7 +97,7 @@ class SideResult:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"stats": self.stats.to_dict(), "workload": workload_to_dict(self.workload),
                                "batches": [asdict(b) for b in self.batches], "host_ms": self.host_ms,
-                               "graph_calls": self.graph_calls}
+                               "graph_calls": self.graph_calls, "rank_medians_ms": self.rank_medians_ms}
         if self.rates is not None:
             out["rates"] = self.rates.to_dict()
         return out
@@ -106,7 +107,7 @@ class SideResult:
         return cls(stats_from_dict(data["stats"]), workload_from_dict(data.get("workload", {})),
                    Rates.from_dict(data["rates"]) if data.get("rates") else None,
                    [BatchCheck(**b) for b in data.get("batches", [])], data.get("host_ms"),
-                   data.get("graph_calls", 0))
+                   data.get("graph_calls", 0), data.get("rank_medians_ms", []))
 
 
 @dataclass
@@ -232,6 +233,7 @@ class PairResult:
     device: str = ""
     teaching: bool = False
     timing_mode: str = "hot"
+    ranks: int = 1  # processes (GPUs) the pair ran on: its expectations key says `2x_h200`
     stop_reason: str = ""
     rounds: int = 0
     warmup_calls: dict[str, int] = field(default_factory=dict)
@@ -253,6 +255,7 @@ class PairResult:
     def to_dict(self) -> dict[str, Any]:
         out = {"pair": self.pair, "status": self.status, "reason": self.reason,
                "device": self.device, "teaching": self.teaching, "timing_mode": self.timing_mode,
+               "ranks": self.ranks,
                "stop_reason": self.stop_reason, "rounds": self.rounds,
                "warmup_calls": self.warmup_calls,
                "baseline": self.baseline.to_dict() if self.baseline else None,
@@ -270,7 +273,8 @@ class PairResult:
         return cls(
             pair=data["pair"], status=data.get("status", "failed"), reason=data.get("reason", ""),
             device=data.get("device", ""), teaching=bool(data.get("teaching", False)),
-            timing_mode=data.get("timing_mode", "hot"), stop_reason=data.get("stop_reason", ""),
+            timing_mode=data.get("timing_mode", "hot"), ranks=data.get("ranks", 1),
+            stop_reason=data.get("stop_reason", ""),
             rounds=data.get("rounds", 0), warmup_calls=data.get("warmup_calls", {}),
             baseline=baseline,
             examples=[ExampleResult.from_dict(e, baseline) for e in data.get("examples", [])],

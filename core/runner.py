@@ -245,8 +245,17 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
         fingerprint["ceiling_conditions"] = info["ceiling_conditions"]
     key = fingerprint.get("hardware_key", "cpu")
     record = RunRecord(run_dir, fingerprint, ceilings, options=chosen)
-    stored = {pair.chapter: expect.load(expect.path_for(pair.baseline.parent, key))
-              for pair, _ in selection}
+    stored: dict[Path, dict[str, dict[str, Any]]] = {}  # expectations files read so far
+
+    def stored_for(pair: Pair, result: PairResult) -> dict[str, dict[str, Any]]:
+        path = expect.path_for(pair.baseline.parent, pair_key(key, result))
+        if path not in stored:
+            stored[path] = expect.load(path)
+        return stored[path]
+    for pair, _ in selection:  # a malformed file stops the run before any pair runs
+        stored_for(pair, PairResult(pair=pair.id))
+        for multi in pair.baseline.parent.glob(f"expectations_*x_{key}.json"):
+            stored.setdefault(multi, expect.load(multi))
     if "capability" in info:
         record.builds = prebuild([p for p, _ in selection], tuple(info["capability"]))
         if record.builds["files"]:
@@ -261,7 +270,7 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                 continue
             listener(PairStarted(index, total, pair.id))
             pair_result = run_pair(pair, examples, options, run_dir)
-            annotate(pair_result, pair, ceilings, stored[pair.chapter])
+            annotate(pair_result, pair, ceilings, stored_for(pair, pair_result))
             if options.profile != "none" and pair_result.status == "ok":
                 listener(Note(f"      profiling ({options.profile}) ..."))
                 pair_result.profile = profile_pair(pair, examples, pair_result, options, run_dir)
@@ -325,23 +334,28 @@ def load_finished(run_dir: Path) -> dict[str, PairResult]:
     return finished
 
 
+def pair_key(key: str, result: PairResult) -> str:
+    """The expectations key of one pair's result: the GPU model, with the GPU count in front
+    for multi-GPU pairs (`2x_h200`)."""
+    return f"{result.ranks}x_{key}" if result.ranks > 1 else key
+
+
 def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Example]]], key: str) -> None:
     """Store every example that verified and was timed; failed and noisy results never are."""
-    by_chapter: dict[Path, dict[str, dict[str, Any]]] = {}
+    by_file: dict[tuple[Path, str], dict[str, dict[str, Any]]] = {}
     pairs = {pair.id: pair for pair, _ in selection}
-    for pair, _ in selection:
-        by_chapter.setdefault(pair.baseline.parent, {})
     for pair_result in record.pairs:
         pair = pairs.get(pair_result.pair)
         if pair is None:
             continue
+        entries = by_file.setdefault((pair.baseline.parent, pair_key(key, pair_result)), {})
         for ex in pair_result.examples:
             if ex.measured and ex.noisy:
                 record.expectation_skips.append(f"{ex.id}: not stored, {ex.noisy}")
             elif ex.measured:
-                by_chapter[pair.baseline.parent][ex.name] = expectation_entry(ex, record.fingerprint)
-    for chapter_dir, entries in by_chapter.items():
+                entries[ex.name] = expectation_entry(ex, record.fingerprint)
+    for (chapter_dir, file_key), entries in by_file.items():
         if entries:
-            path = expect.path_for(chapter_dir, key)
-            expect.update(path, key, entries)
+            path = expect.path_for(chapter_dir, file_key)
+            expect.update(path, file_key, entries)
             record.expectation_updates.append(f"{chapter_dir.name}/{path.name}")

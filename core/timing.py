@@ -29,7 +29,7 @@ import math
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import torch
 
@@ -45,6 +45,14 @@ _CUDAGraph = torch.cuda.CUDAGraph
 _replay = torch.cuda.CUDAGraph.replay
 
 Fn = Callable[[], Any]
+
+
+class Agreement(Protocol):
+    """How the ranks of a multi-GPU pair agree (core.ranks.Ranks)."""
+
+    def from_rank0(self, value: Any) -> Any: ...
+    def any(self, flag: bool) -> bool: ...
+    def union(self, items: set[str]) -> set[str]: ...
 
 
 @dataclass
@@ -265,13 +273,17 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
                 warmup: int | None = None, before_round: Callable[[int], None] | None = None,
                 after_round: Callable[[int], set[str]] | None = None,
                 rng: random.Random | None = None,
-                after_batch: Callable[[str, Batch], bool] | None = None) -> Measurement:
+                after_batch: Callable[[str, Batch], bool] | None = None,
+                agree: Agreement | None = None) -> Measurement:
     """Measure every side in alternating rounds until `policy` says stop.
 
     `before_round(round)` runs before each round (the child refills the inputs there);
     `after_round(round)` after it (the child checks the captured outputs); the sides it
     returns are dropped from further timing. `rng` draws each batch's capture position.
     `after_batch(side, batch)` runs after each batch; a side for which it returns True is dropped.
+    `agree` (ranks of a multi-GPU pair, core.ranks): every rank makes rank 0's choice of calls
+    per round and of when to stop, and drops a side any rank drops, so all ranks call run()
+    the same number of times (pass a fixed `warmup` then).
     """
     timed = {name: s if isinstance(s, Timed) else Timed(s) for name, s in sides.items()}
     rng = rng or random.Random()
@@ -291,6 +303,8 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
         name: max(1, min(200, int(policy.round_time_s * 1e3 / max(est, 1e-4))))
         for name, est in estimate_ms.items()
     }
+    if agree is not None:
+        per_round = agree.from_rank0(per_round)
     if policy.fixed_samples is not None:  # at least two rounds, so the inputs change once
         cap = max(1, math.ceil(policy.fixed_samples / 2))
         per_round = {name: min(k, cap) for name, k in per_round.items()}
@@ -315,14 +329,20 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
             batches[name].append(batch)
             samples[name].extend(t / side.calls for t in batch.samples_ms)
             spent_ms[name] += sum(batch.samples_ms)
-            if after_batch is not None and after_batch(name, batch):  # before the next side's batch
+            drop = after_batch is not None and after_batch(name, batch)  # before the next batch
+            if agree is not None:
+                drop = agree.any(drop)
+            if drop:
                 timed.pop(name)
                 samples.pop(name)
         if after_round is not None:
-            for name in after_round(rounds):
+            dropped = after_round(rounds)
+            for name in agree.union(dropped) if agree is not None else dropped:
                 timed.pop(name, None)
                 samples.pop(name, None)
         reason = _stop_reason(samples, policy, spent_ms) if samples else "every side was dropped"
+        if agree is not None:
+            reason = agree.from_rank0(reason)
         if reason:
             return Measurement(samples, batches, rounds, reason, warm)
 

@@ -1,0 +1,157 @@
+"""Pairs that need several GPUs: launched through torchrun, kept in step across ranks.
+
+A pair whose baseline declares `requires = Requirements(gpus=N)` with N > 1 runs as N ranks
+under `torchrun` (torch.distributed.run): the pair's child process becomes a launcher that
+starts `torchrun --standalone --nproc_per_node N -m core.child SPEC RESULT` and hands it the
+result token on stdin (rank 0 reads it). Every rank runs the same verification and timing
+loop; the pair's own work uses the default process group (NCCL on GPUs, gloo on a CPU-only
+machine, where a `supports_cpu` pair runs its N ranks as CPU processes — the tests do this),
+and the harness agrees its decisions over a separate gloo group:
+
+- the random seeds and capture positions come from one seed broadcast by rank 0;
+- how many calls each round makes, and when to stop, are rank 0's, broadcast;
+- a variant that fails a check on any rank fails on every rank (union of failures);
+- anything that ends the whole pair on one rank (a side raising, a baseline mismatch, a
+  replaced timing function) ends it on all: that rank writes its reason and exits, torchrun
+  stops the others, and the launcher reports the reason of the first rank that failed.
+
+Rank 0 gathers every rank's samples: the headline sample is the slowest rank's (a step is as
+slow as its slowest rank), and each rank's median is kept. Multi-node: set
+AISP_TORCHRUN_ARGS to torchrun's rendezvous arguments (README, 'More than one GPU').
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+# NVLink multicast (NVLS) is unavailable on the lent 2xH200 machine and must stay off there;
+# the defaults below keep NCCL, symmetric memory and NVSHMEM from trying it. A user whose
+# NVSwitch system supports it can export other values: these are only defaults.
+MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+                 "NVSHMEM_DISABLE_NVLS": "1"}
+RANK_DIR_ENV = "AISP_RANK_DIR"  # where a failing rank writes its reason (set by the launcher)
+
+
+@dataclass
+class Ranks:
+    """This process's place among the ranks of one pair (rank 0 of 1 when not distributed)."""
+
+    rank: int = 0
+    world: int = 1
+    local_rank: int = 0
+    control: Any = None  # the gloo group the harness agrees its decisions over
+
+    @property
+    def distributed(self) -> bool:
+        return self.world > 1
+
+    def from_rank0(self, value: Any) -> Any:
+        """Rank 0's `value` on every rank."""
+        if not self.distributed:
+            return value
+        import torch.distributed as dist
+
+        box = [value]
+        dist.broadcast_object_list(box, src=0, group=self.control)
+        return box[0]
+
+    def all(self, value: Any) -> list[Any]:
+        """Every rank's `value`, in rank order, on every rank."""
+        if not self.distributed:
+            return [value]
+        import torch.distributed as dist
+
+        out: list[Any] = [None] * self.world
+        dist.all_gather_object(out, value, group=self.control)
+        return out
+
+    def any(self, flag: bool) -> bool:
+        return any(self.all(bool(flag)))
+
+    def union(self, items: set[str]) -> set[str]:
+        return set().union(*self.all(set(items)))
+
+    def abort(self, reason: str) -> None:
+        """End the pair on every rank: write the reason for the launcher, exit at once
+        (torchrun then stops the other ranks, wherever they are waiting)."""
+        folder = os.environ.get(RANK_DIR_ENV)
+        if folder:
+            path = Path(folder) / f"rank{self.rank}.error"
+            path.write_text(f"{time.time():.6f}\n{reason}")
+        sys.stderr.write(f"[rank {self.rank}] {reason}\n")
+        sys.stderr.flush()
+        os._exit(1)
+
+
+def from_environment(device: str) -> Ranks:
+    """Inside torchrun: join the process group (NCCL on CUDA, gloo on CPU) and a gloo group
+    for the harness's own agreement; outside it: a single rank."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return Ranks()
+    import torch
+    import torch.distributed as dist
+
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if device.startswith("cuda"):
+        torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl" if device.startswith("cuda") else "gloo")
+    control = dist.new_group(backend="gloo")
+    return Ranks(dist.get_rank(), world, local_rank, control)
+
+
+def die_with_parent() -> None:
+    """Linux: this process gets SIGKILL when its parent (torchrun) dies. torchrun starts each
+    rank in a session of its own, so killing the pair's process group alone would leave
+    ranks waiting in a collective forever."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def torchrun_command(nproc: int, child_args: list[str]) -> list[str]:
+    """The torchrun command for one pair: standalone on this machine, or the rendezvous
+    arguments in AISP_TORCHRUN_ARGS (multi-node: `--nnodes 2 --rdzv-backend c10d
+    --rdzv-endpoint HOST:29500 --rdzv-id aisp`)."""
+    extra = shlex.split(os.environ.get("AISP_TORCHRUN_ARGS", "")) or ["--standalone"]
+    return [sys.executable, "-m", "torch.distributed.run", *extra, f"--nproc-per-node={nproc}",
+            "--max-restarts=0", "-m", "core.child", *child_args]
+
+
+@dataclass
+class LaunchOutcome:
+    code: int
+    first_error: str | None  # the reason of the first rank that aborted, if any
+
+
+def launch(nproc: int, child_args: list[str], token: str,
+           run: Callable[..., subprocess.Popen] = subprocess.Popen) -> LaunchOutcome:
+    """Run the pair's ranks under torchrun and wait; the ranks inherit this process's
+    stdout/stderr (the pair's log) and get the token on stdin."""
+    with tempfile.TemporaryDirectory(prefix="aisp-ranks-") as folder:
+        env = {**os.environ, RANK_DIR_ENV: folder}
+        for key, value in MULTICAST_OFF.items():
+            env.setdefault(key, value)
+        proc = run(torchrun_command(nproc, child_args), env=env, stdin=subprocess.PIPE)
+        try:
+            proc.stdin.write(f"{token}\n".encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        code = proc.wait()
+        errors = []
+        for path in Path(folder).glob("rank*.error"):
+            stamp, _, reason = path.read_text().partition("\n")
+            errors.append((float(stamp), f"rank {path.stem[4:]}: {reason}"))
+        return LaunchOutcome(code, min(errors)[1] if errors else None)

@@ -1,0 +1,230 @@
+"""Multi-GPU pairs on a CPU machine: the same launcher (torchrun) with 2 gloo ranks.
+
+A fake pair all-reduces a per-rank vector. Checked through the real runner: rank 0 writes
+the result with every rank's medians; a variant wrong on one rank fails on all (naming the
+rank) while its honest sibling passes; a rank that raises ends the pair with that rank's
+reason; a rank that hangs is killed at the timeout with every process of the pair; and on a
+machine with fewer GPUs than a pair needs, it is skipped with the reason.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+import torch
+
+from core.benchmark import Requirements
+from core.discovery import select
+from core.pairfile import unmet_requirement
+from core.ranks import MULTICAST_OFF, torchrun_command
+from core.runner import RunOptions, run_suite
+
+COMMON = '''
+"""Two ranks each hold a vector drawn from (seed, rank); run() all-reduces it (sum)."""
+import torch
+import torch.distributed as dist
+
+from core.benchmark import Benchmark, Requirements, Workload
+
+N = 1024
+
+
+class AllReduce(Benchmark):
+    supports_cpu = True
+    requires = Requirements(gpus=2)
+
+    def make_inputs(self, seed):
+        return self.randn(N, gen=self.generator(seed * 7 + dist.get_rank()))
+
+    def run(self, x):
+        out = x.clone()
+        dist.all_reduce(out)
+        return out
+
+    def workload(self):
+        return Workload(bytes=2 * N * 4)
+'''
+BASELINE = "from ._ar_common import AllReduce\n\nget_benchmark = AllReduce\n"
+HONEST = '''
+import torch.distributed as dist
+
+from ._ar_common import AllReduce
+
+
+class InPlaceCopy(AllReduce):
+    def run(self, x):
+        out = x * 1.0
+        dist.all_reduce(out)
+        return out
+
+
+get_benchmark = InPlaceCopy
+'''
+WRONG_ON_RANK1 = '''
+import torch.distributed as dist
+
+from ._ar_common import AllReduce
+
+
+class WrongOnRank1(AllReduce):
+    def run(self, x):
+        out = super().run(x)
+        return out + 1.0 if dist.get_rank() == 1 else out
+
+
+get_benchmark = WrongOnRank1
+'''
+RAISES_ON_RANK1 = '''
+import torch.distributed as dist
+
+from ._ar_common import AllReduce
+
+
+class RaisesOnRank1(AllReduce):
+    def run(self, x):
+        if dist.get_rank() == 1:
+            raise RuntimeError("boom on rank 1")
+        return super().run(x)  # rank 0 waits in the all-reduce rank 1 never joins
+
+
+get_benchmark = RaisesOnRank1
+'''
+HANGS_ON_RANK1 = '''
+import time
+
+import torch.distributed as dist
+
+from ._ar_common import AllReduce
+
+
+class HangsOnRank1(AllReduce):
+    def run(self, x):
+        if dist.get_rank() == 1:
+            time.sleep(3600)
+        return super().run(x)
+
+
+get_benchmark = HangsOnRank1
+'''
+
+
+def _run(make_chapter, tmp_path, name, files, timeout_s=180.0):
+    chapter = make_chapter(name, {"_ar_common.py": COMMON, "baseline_ar.py": BASELINE, **files})
+    options = RunOptions(iterations=4, warmup=1, timeout_s=timeout_s, output_dir=tmp_path / "runs")
+    record = run_suite(select([name], root=chapter.parent), options)
+    return {ex.name: ex for ex in record.rows}, record
+
+
+def _pair_processes(marker: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                cmdline = handle.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline and "core.child" in cmdline:
+            found.append(cmdline)
+    return found
+
+
+def test_two_ranks_agree_and_rank0_reports_every_rank(make_chapter, tmp_path):
+    rows, record = _run(make_chapter, tmp_path, "ch94", {"optimized_ar.py": HONEST,
+                                                         "optimized_ar_wrong.py": WRONG_ON_RANK1})
+    honest, wrong = rows["ar"], rows["ar_wrong"]
+    assert honest.status == "ok" and honest.speedup, honest.reason
+    assert len(honest.baseline.rank_medians_ms) == 2 and len(honest.timing.rank_medians_ms) == 2
+    assert honest.timing.stats.n == 4
+    # the slowest rank sets each sample: the headline is at least every rank's median
+    assert honest.timing.median_ms >= min(honest.timing.rank_medians_ms)
+    assert wrong.status == "failed" and wrong.reason.startswith("rank 1: verification failed"), wrong.reason
+
+
+def test_a_rank_that_raises_ends_the_pair_with_its_reason(make_chapter, tmp_path):
+    rows, _ = _run(make_chapter, tmp_path, "ch93", {"optimized_ar.py": RAISES_ON_RANK1})
+    row = rows["ar"]
+    assert row.status == "failed"
+    assert "rank 1: ch93/optimized_ar.py: raised RuntimeError in run()" in row.reason, row.reason
+    assert "boom on rank 1" in row.reason
+    assert not _pair_processes(str(tmp_path))
+
+
+def test_a_rank_that_hangs_is_killed_with_the_whole_pair(make_chapter, tmp_path):
+    started = time.perf_counter()
+    rows, _ = _run(make_chapter, tmp_path, "ch92", {"optimized_ar.py": HANGS_ON_RANK1}, timeout_s=40)
+    row = rows["ar"]
+    assert row.status == "failed" and "timed out after 40 s" in row.reason, row.reason
+    assert time.perf_counter() - started < 120
+    time.sleep(1.0)  # the ranks die with torchrun (parent-death signal)
+    assert not _pair_processes(str(tmp_path)), "a rank outlived its pair"
+
+
+def test_fewer_gpus_than_needed_is_a_skip_with_the_reason(monkeypatch):
+    from core.benchmark import Benchmark
+
+    class TwoGpus(Benchmark):
+        requires = Requirements(gpus=2)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert unmet_requirement(TwoGpus(), "cuda") == "needs 2 GPUs; this machine has 1"
+
+
+def test_torchrun_command_is_standalone_unless_rendezvous_is_given(monkeypatch):
+    monkeypatch.delenv("AISP_TORCHRUN_ARGS", raising=False)
+    command = torchrun_command(2, ["spec.json", "out.json"])
+    assert command[1:4] == ["-m", "torch.distributed.run", "--standalone"]
+    assert "--nproc-per-node=2" in command and command[-3:] == ["core.child", "spec.json", "out.json"]
+    monkeypatch.setenv("AISP_TORCHRUN_ARGS", "--nnodes 2 --rdzv-backend c10d --rdzv-endpoint h0:29500")
+    command = torchrun_command(8, ["s", "o"])
+    assert "--standalone" not in command and "--rdzv-endpoint" in command and "--nproc-per-node=8" in command
+
+
+def test_the_launcher_keeps_multicast_off_passes_the_token_and_names_the_first_failure(monkeypatch):
+    from pathlib import Path
+
+    from core.ranks import RANK_DIR_ENV, launch
+
+    seen = {}
+
+    class FakeTorchrun:
+        def __init__(self, command, env, stdin):
+            seen["command"], seen["env"], self.written = command, env, []
+            folder = Path(env[RANK_DIR_ENV])  # two ranks fail, rank 1 first
+            (folder / "rank0.error").write_text("200.0\nlater")
+            (folder / "rank1.error").write_text("100.0\nfirst")
+            self.stdin = self
+
+        def write(self, data):
+            seen["stdin"] = data
+
+        def close(self):
+            pass
+
+        def wait(self):
+            return 1
+
+    monkeypatch.setenv("NCCL_NVLS_ENABLE", "1")  # a user's own choice is kept
+    outcome = launch(2, ["spec.json", "out.json"], "tok123", run=FakeTorchrun)
+    assert outcome.code == 1 and outcome.first_error == "rank 1: first"
+    assert seen["stdin"] == b"tok123\n"
+    env = seen["env"]
+    assert env["NCCL_NVLS_ENABLE"] == "1"
+    assert {k: env[k] for k in MULTICAST_OFF if k != "NCCL_NVLS_ENABLE"} == {
+        "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+
+
+def test_multi_gpu_results_are_stored_under_the_gpu_count(make_chapter, tmp_path, store_noisy):
+    from core.runner import pair_key
+
+    chapter = make_chapter("ch91", {"_ar_common.py": COMMON, "baseline_ar.py": BASELINE,
+                                    "optimized_ar.py": HONEST})
+    options = RunOptions(iterations=4, warmup=1, timeout_s=180, output_dir=tmp_path / "runs",
+                         update_expectations=True)
+    record = run_suite(select(["ch91"], root=chapter.parent), options)
+    key = record.fingerprint["hardware_key"]
+    assert record.pairs[0].ranks == 2 and pair_key(key, record.pairs[0]) == f"2x_{key}"
+    assert (chapter / f"expectations_2x_{key}.json").exists()
+    assert not (chapter / f"expectations_{key}.json").exists()
+    again = run_suite(select(["ch91"], root=chapter.parent),
+                      RunOptions(iterations=4, warmup=1, timeout_s=180, output_dir=tmp_path / "runs2"))
+    assert again.rows[0].expectation.status != "new"  # gated against the 2x file
