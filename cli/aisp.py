@@ -248,7 +248,12 @@ def _num(value: Optional[float], spec: str, suffix: str = "") -> str:
 
 @hw_app.command("peak")
 def hw_peak(refresh: bool = typer.Option(False, help="Measure again even if cached."),
-            as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+            as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+            gpus: int = typer.Option(1, "--gpus", min=1, help=(
+                "With N > 1: the link ceilings of N GPUs together (NCCL all-reduce and "
+                "all-gather bus bandwidth from 1 KiB to 1 GiB, P2P copy GPU 0 → 1), measured "
+                "by N ranks under torchrun; multi-GPU pairs report % of the all-reduce one."))
+            ) -> None:
     """Measure this GPU's ceilings (copy GB/s; fp32/tf32/bf16/fp16/fp8 matmul TFLOP/s),
     cache them per device, and print them beside the datasheet figures."""
     import torch
@@ -259,6 +264,9 @@ def hw_peak(refresh: bool = typer.Option(False, help="Measure again even if cach
         typer.echo("hw peak needs a CUDA GPU; none is available on this machine", err=True)
         raise typer.Exit(1)
     info = fingerprint()
+    if gpus > 1:
+        _hw_peak_multi(info, gpus, refresh, as_json)
+        return
     cached = None if refresh else cached_peaks(info)
     if cached:
         peaks, source = cached["ceilings"], f"cached {cached['measured']}"
@@ -281,16 +289,84 @@ def hw_peak(refresh: bool = typer.Option(False, help="Measure again even if cach
     typer.echo(tabulate(rows, headers=["ceiling", "measured", "datasheet (dense)", "measured/datasheet"]))
 
 
+def _hw_peak_multi(info: dict, gpus: int, refresh: bool, as_json: bool) -> None:
+    import tempfile
+
+    import torch
+
+    from core.hardware import cached_peaks, store_peaks
+    from core.process import run_child
+
+    have = torch.cuda.device_count()
+    if have < gpus:
+        _usage_error(f"--gpus {gpus}: this machine has {have} GPU(s)")
+    cached = None if refresh else cached_peaks(info, gpus)
+    if cached:
+        data, source = cached, f"cached {cached['measured']}"
+    else:
+        typer.echo(f"measuring with {gpus} ranks under torchrun (about a minute) ...", err=True)
+        with tempfile.TemporaryDirectory(prefix="aisp-peak-") as folder:
+            out = Path(folder) / "peak.json"
+            outcome = run_child(["--peak-ranks", str(gpus), str(out)], 600, Path(folder) / "peak.log",
+                                result=out)
+            data = outcome.payload or {"error": outcome.problem or outcome.tail[-2000:]}
+        if "error" in data:
+            typer.echo(f"hw peak --gpus {gpus} failed: {data['error']}", err=True)
+            raise typer.Exit(1)
+        source = f"measured now, cached in {store_peaks(info, data['ceilings'], gpus, {'sweep': data['sweep']})}"
+        data = {**data, "measured": "now"}
+    if as_json:
+        typer.echo(json.dumps({"device": info["device"], "gpus": gpus, **data, "source": source}, indent=2))
+        return
+    c = data["ceilings"]
+    typer.echo(f"{gpus} x {info['device']} ({source})")
+    typer.echo(tabulate([["NCCL all-reduce (bus)", f"{c['nccl_allreduce_gbps']:.0f} GB/s"],
+                         ["NCCL all-gather (bus)", f"{c['nccl_allgather_gbps']:.0f} GB/s"],
+                         ["P2P copy 0 → 1", f"{c['p2p_oneway_gbps']:.0f} GB/s"],
+                         ["P2P copy both ways", f"{c['p2p_bidir_gbps']:.0f} GB/s"]],
+                        headers=["ceiling", "measured"]))
+    sweep = data["sweep"]
+    rows = [[_size(r["bytes"]), f"{r['us']:.1f}", f"{r['busbw_gbps']:.1f}", f"{g['us']:.1f}",
+             f"{g['busbw_gbps']:.1f}"] for r, g in zip(sweep["all_reduce"], sweep["all_gather"])]
+    typer.echo("")
+    typer.echo(tabulate(rows, headers=["message", "all-reduce µs", "bus GB/s", "all-gather µs",
+                                       "bus GB/s"]))
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:g} {unit}"
+        n /= 1024
+    return str(n)
+
+
 @hw_app.command("info")
 def hw_info(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Print the device fingerprint stored with every result."""
     from core.hardware import fingerprint
 
     info = fingerprint()
+    topo = None
+    if info.get("gpu_count", 0) > 1:
+        from core.multigpu import topology
+
+        topo = topology()
     if as_json:
-        typer.echo(json.dumps(info, indent=2))
-    else:
-        typer.echo(tabulate(sorted(info.items()), tablefmt="plain"))
+        typer.echo(json.dumps({**info, **({"topology": topo} if topo else {})}, indent=2))
+        return
+    typer.echo(tabulate(sorted(info.items()), tablefmt="plain"))
+    if topo:
+        typer.echo("")
+        typer.echo(tabulate([[g["index"], g["name"], g["numa_node"], g["cpus"]] for g in topo["gpus"]],
+                            headers=["GPU", "name", "NUMA node", "CPU affinity"]))
+        count = len(topo["gpus"])
+        matrix = [[f"GPU{i}"] + ["X" if i == j else
+                                 f"{topo['links'][f'{i}-{j}']['link']}"
+                                 f"{'' if topo['links'][f'{i}-{j}']['peer_access'] else ' (no P2P)'}"
+                                 for j in range(count)] for i in range(count)]
+        typer.echo("")
+        typer.echo(tabulate(matrix, headers=[""] + [f"GPU{j}" for j in range(count)]))
 
 
 def chapter_main(compare_file: str, argv: list[str] | None = None) -> None:

@@ -46,6 +46,9 @@ class Workload:
     flops_dtype: the precision the FLOPs run at ("fp32", "tf32", "bf16", "fp16", "fp8"),
         which picks the matmul ceiling they are compared against.
     units / unit_name: a user-facing count, e.g. 4096 "tokens", reported per second.
+    bus_bytes: for a collective, the bytes per rank in NCCL's bus-bandwidth convention
+        (all-reduce of S bytes over n ranks: 2(n-1)/n·S); judged against the measured NCCL
+        all-reduce ceiling (`hw peak --gpus N`).
     """
 
     bytes: float = 0.0
@@ -53,11 +56,14 @@ class Workload:
     flops_dtype: str = "fp32"
     units: float = 0.0
     unit_name: str = ""
+    bus_bytes: float = 0.0
 
     @property
     def bound(self) -> str:
-        """A rule of thumb for 'memory', 'compute' or 'units', used where a run measured no
-        ceilings (CPU); on a GPU core.metrics.bound() uses the measured ridge instead."""
+        """A rule of thumb for 'memory', 'compute', 'network' or 'units', used where a run
+        measured no ceilings (CPU); on a GPU core.metrics.bound() uses the measured ridge."""
+        if self.bus_bytes and not (self.flops or self.bytes):
+            return "network"
         if self.flops and self.bytes:
             # Ridge point of a Hopper GPU is a few hundred FLOP/byte even in fp32 CUDA-core
             # math (~20); anything below ~10 FLOP/byte cannot be compute-bound.

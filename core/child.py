@@ -286,7 +286,9 @@ class PairSession:
         if "baseline" not in checkable:
             checkable = set()  # the baseline's state moves on: nothing to compare timed outputs with
         captured: dict[str, Any] = {}
-        buffers = {n: snapshot(benches[n].run(inputs)) for n in checkable}  # one untimed call
+        # one untimed call per side, in the sides' order (not the set's: ranks hash strings
+        # differently, and every rank must call the sides' collectives in the same order)
+        buffers = {n: snapshot(benches[n].run(inputs)) for n in names if n in checkable}
         _sync(device)
 
         def side(name: str) -> timing.Timed:
@@ -547,6 +549,26 @@ def launch_ranks(spec: PairSpec, argv: list[str], token: str, out: Path, needed:
     deliver(out, token, result.to_dict())
 
 
+def peak_ranks(needed: int, argv: list[str], token: str, out: Path) -> dict[str, Any]:
+    """Outside torchrun: launch `needed` ranks of this same command and report their failure
+    if rank 0 wrote nothing. Inside: measure (core.multigpu); only rank 0 returns."""
+    from core import multigpu, ranks
+
+    if "RANK" not in os.environ:
+        outcome = ranks.launch(needed, argv, token)
+        if out.exists():
+            os._exit(0)
+        return {"error": outcome.first_error or f"torchrun exited with code {outcome.code}"}
+    here = ranks.from_environment("cuda")
+    try:
+        payload = multigpu.measure(here.rank)
+    except Exception as exc:  # noqa: BLE001
+        here.abort(f"{type(exc).__name__}: {exc}")
+    if here.rank != 0:
+        os._exit(0)
+    return payload
+
+
 def main(argv: list[str]) -> int:
     global GUARD
     mode = argv[0] if argv and argv[0].startswith("--") else "pair"
@@ -568,6 +590,9 @@ def main(argv: list[str]) -> int:
         from core.hardware import probe
 
         out, payload = Path(argv[1]), probe()
+    elif mode == "--peak-ranks":  # hw peak --gpus N: link ceilings measured by N ranks
+        out = Path(argv[2])
+        payload = peak_ranks(int(argv[1]), argv, token, out)
     elif mode == "--profile-minimal":
         from core.profiling import profile_minimal
 

@@ -241,21 +241,25 @@ def device_id(info: dict[str, Any]) -> str:
     return "|".join(str(info.get(k)) for k in ("device", "pci_bus_id", "driver", "torch"))
 
 
-def cached_peaks(info: dict[str, Any]) -> dict[str, Any] | None:
+def cached_peaks(info: dict[str, Any], gpus: int = 1) -> dict[str, Any] | None:
+    """What `hw peak` cached for this device (`gpus` > 1: for that many of them together)."""
+    key = device_id(info) + (f"|x{gpus}" if gpus > 1 else "")
     try:
-        return json.loads(_cache_file().read_text()).get(device_id(info))
+        return json.loads(_cache_file().read_text()).get(key)
     except (OSError, json.JSONDecodeError):
         return None
 
 
-def store_peaks(info: dict[str, Any], peaks: dict[str, float]) -> Path:
+def store_peaks(info: dict[str, Any], peaks: dict[str, float], gpus: int = 1,
+                extra: dict[str, Any] | None = None) -> Path:
     path = _cache_file()
     try:
         cache = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         cache = {}
-    cache[device_id(info)] = {"ceilings": peaks, "measured": datetime.now(timezone.utc)
-                              .strftime("%Y-%m-%dT%H:%M:%SZ")}
+    key = device_id(info) + (f"|x{gpus}" if gpus > 1 else "")
+    cache[key] = {"ceilings": peaks, **(extra or {}), "measured": datetime.now(timezone.utc)
+                  .strftime("%Y-%m-%dT%H:%M:%SZ")}
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(path, json.dumps(cache, indent=2, sort_keys=True))
     return path
@@ -272,6 +276,9 @@ def probe() -> dict[str, Any]:
         info["ceiling_conditions"] = {}
         measured = measure_ceilings(conditions=info["ceiling_conditions"])
         cached = (cached_peaks(info["fingerprint"]) or {}).get("ceilings", {})
+        gpus = torch.cuda.device_count()
+        if gpus > 1:  # link ceilings of `hw peak --gpus N`, for the multi-GPU pairs' % column
+            cached.update((cached_peaks(info["fingerprint"], gpus) or {}).get("ceilings", {}))
         info["ceilings"] = {**cached, **measured}
         info["ceilings_from_hw_peak"] = sorted(set(cached) - set(measured))
     return info

@@ -4,6 +4,8 @@ from __future__ import annotations
 from core.benchmark import Workload
 from core.record import Rates
 
+NETWORK_CEILING = "nccl_allreduce_gbps"  # peak all-reduce bus bandwidth, `hw peak --gpus N`
+
 # Which measured matmul ceiling a FLOP count of each precision is compared against.
 _MATMUL_CEILING = {"bf16": "matmul_bf16_tflops", "fp16": "matmul_bf16_tflops",
                    "tf32": "matmul_tf32_tflops", "fp32": "matmul_fp32_tflops",
@@ -23,6 +25,8 @@ def ridge(workload: Workload, ceilings: dict[str, float]) -> float | None:
 def bound(workload: Workload, ceilings: dict[str, float]) -> str:
     """'memory', 'compute' or 'units': from the measured ridge of the workload's precision
     where this run measured it, else from the workload's own rule of thumb."""
+    if workload.bound == "network":
+        return "network"
     point = ridge(workload, ceilings)
     if point is None or not (workload.flops and workload.bytes):
         return workload.bound
@@ -49,7 +53,13 @@ def rates(workload: Workload, ms: float, ceilings: dict[str, float]) -> Rates:
     name = _MATMUL_CEILING.get(workload.flops_dtype)
     if out.tflops is not None and name and ceilings.get(name):
         out.pct_of_matmul = 100 * out.tflops / ceilings[name]
-    if out.bound == "memory" and out.pct_of_copy is not None:
+    if workload.bus_bytes:
+        out.bus_gbps = workload.bus_bytes / seconds / 1e9
+        if ceilings.get(NETWORK_CEILING):
+            out.pct_of_network = 100 * out.bus_gbps / ceilings[NETWORK_CEILING]
+    if out.bound == "network" and out.pct_of_network is not None:
+        out.ceiling, out.pct_of_ceiling = NETWORK_CEILING, out.pct_of_network
+    elif out.bound == "memory" and out.pct_of_copy is not None:
         out.ceiling, out.pct_of_ceiling = "copy_gbps", out.pct_of_copy
     elif out.bound == "compute" and out.pct_of_matmul is not None:
         out.ceiling, out.pct_of_ceiling = name, out.pct_of_matmul
@@ -60,6 +70,8 @@ def headline(r: Rates | None) -> str:
     """The one rate worth a table cell: '3012 GB/s', '612.3 TFLOP/s', '41k tokens/s'."""
     if r is None:
         return "-"
+    if r.bound == "network" and r.bus_gbps is not None:
+        return f"{r.bus_gbps:.0f} GB/s bus"
     if r.bound == "memory" and r.gbps is not None:
         return f"{r.gbps:.0f} GB/s"
     if r.bound == "compute" and r.tflops is not None:

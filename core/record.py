@@ -37,6 +37,8 @@ class Rates:
     pct_of_ceiling: float | None = None  # of that ceiling (the bound's roof)
     pct_of_copy: float | None = None  # of the copy roof, whatever the bound
     pct_of_matmul: float | None = None  # of the matmul roof of the FLOPs' precision
+    bus_gbps: float | None = None  # a collective's bus bandwidth (Workload.bus_bytes)
+    pct_of_network: float | None = None  # of the measured NCCL all-reduce bus bandwidth
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -48,12 +50,12 @@ class Rates:
 
 def workload_to_dict(w: Workload) -> dict[str, Any]:
     return {"bytes": w.bytes, "flops": w.flops, "flops_dtype": w.flops_dtype, "units": w.units,
-            "unit_name": w.unit_name, "bound": w.bound}
+            "unit_name": w.unit_name, "bus_bytes": w.bus_bytes, "bound": w.bound}
 
 
 def workload_from_dict(data: dict[str, Any]) -> Workload:
-    return Workload(**{k: data[k] for k in ("bytes", "flops", "flops_dtype", "units", "unit_name")
-                       if k in data})
+    return Workload(**{k: data[k] for k in ("bytes", "flops", "flops_dtype", "units", "unit_name",
+                                            "bus_bytes") if k in data})
 
 
 def stats_from_dict(data: dict[str, Any]) -> SampleStats:

@@ -157,3 +157,16 @@ def test_bound_comes_from_the_measured_ridge_of_the_pair_precision():
     assert rates(Workload(bytes=1e9, flops=30e9, flops_dtype="bf16"), 1.0, ceilings).bound == "memory"
     # without measured ceilings (CPU), the workload's rule of thumb stands
     assert rates(fp32, 1.0, {}).bound == fp32.bound
+
+
+def test_a_collective_is_judged_against_the_nccl_ceiling():
+    from core.metrics import headline, rates
+
+    work = Workload(bus_bytes=2 * (2 - 1) / 2 * 64e6)  # all-reduce of 64 MB over 2 ranks
+    assert work.bound == "network"
+    r = rates(work, 0.4, {"copy_gbps": 4200.0, "nccl_allreduce_gbps": 320.0})
+    assert r.bound == "network" and r.ceiling == "nccl_allreduce_gbps"
+    assert abs(r.bus_gbps - 160.0) < 1e-6 and abs(r.pct_of_ceiling - 50.0) < 1e-6
+    assert headline(r) == "160 GB/s bus"
+    unmeasured = rates(work, 0.4, {"copy_gbps": 4200.0})  # no `hw peak --gpus 2` cached
+    assert unmeasured.pct_of_ceiling is None and unmeasured.bus_gbps is not None

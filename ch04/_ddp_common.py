@@ -1,0 +1,127 @@
+"""Shared by `ddp_overlap` and `gradient_compression`: one data-parallel training step.
+
+A stack of MLP blocks (d 2048, hidden 8192, 6 blocks: 201M parameters, 805 MB of fp32
+gradients) trains on 2048 tokens per rank with bf16 autocast and fused AdamW. The sizes put
+the gradient all-reduce at about a third of the step on two NVLink-connected H200s (805 MB at
+~300 GB/s bus bandwidth is ~2.7 ms, against ~5 ms of forward and backward), the regime where
+how the all-reduce is scheduled matters.
+
+make_inputs(seed) builds the *global* batch (every rank's shard) so that reference() can
+check the distributed step against one GPU doing the whole batch. run() trains on this rank's
+shard and returns the averaged gradients of the first and last block in RMS units, and the
+RMS values (identical on every rank); the pair is `stateful` (the weights move), so each verification starts from setup().
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from core.benchmark import BenchContext, Benchmark, Requirements, Tolerance, Workload
+
+
+@dataclass(frozen=True)
+class Config:
+    d_model: int
+    hidden: int
+    blocks: int
+    tokens: int  # per rank
+
+
+CUDA_CONFIG = Config(d_model=2048, hidden=8192, blocks=6, tokens=2048)
+CPU_CONFIG = Config(d_model=32, hidden=64, blocks=2, tokens=16)  # the gloo tests on a CPU
+LR = 1e-4
+
+
+class Mlp(nn.Module):
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.LayerNorm(cfg.d_model), nn.Linear(cfg.d_model, cfg.hidden),
+                          nn.GELU(), nn.Linear(cfg.hidden, cfg.d_model))
+            for _ in range(cfg.blocks))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = x + block(x)
+        return x
+
+
+class DataParallelStep(Benchmark):
+    """One optimizer step; subclasses decide how the gradients are averaged (`wrap`,
+    `average`)."""
+
+    supports_cpu = True
+    stateful = True
+    requires = Requirements(gpus=2)
+    # In RMS units (observed()): sides that sum the same bf16 gradients in other orders or
+    # buckets agree within ~2% of the RMS; 5% leaves headroom, a missing all-reduce (each
+    # rank's own gradient) is off by ~100%. The fp32 reference differs from the bf16 sides
+    # by up to 2.3% of the RMS (CPU sizes, 3 seeds).
+    tolerance = Tolerance(rtol=2e-2, atol=5e-2)
+    reference_tolerance = Tolerance(rtol=2e-2, atol=6e-2)
+
+    @property
+    def cfg(self) -> Config:
+        return CUDA_CONFIG if self.ctx.is_cuda else CPU_CONFIG
+
+    def setup(self, ctx: BenchContext) -> None:
+        torch.manual_seed(ctx.seed)  # built on the CPU: the same weights on every rank
+        self.model = Mlp(self.cfg).to(ctx.device)
+        self.trained = self.wrap(self.model)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=LR, fused=ctx.is_cuda)
+
+    def wrap(self, model: nn.Module) -> nn.Module:
+        return model
+
+    def make_inputs(self, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(x, target), each [world, tokens, d_model]: rank r trains on row r."""
+        gen = self.generator(seed)
+        shape = (dist.get_world_size(), self.cfg.tokens, self.cfg.d_model)
+        return self.randn(*shape, gen=gen), self.randn(*shape, gen=gen)
+
+    def loss(self, model: nn.Module, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """Half the squared error summed over features, averaged over tokens: gradients of
+        order 1/sqrt(tokens) (not 1/(tokens·d) as with a mean over every element), so one
+        absolute tolerance fits both the GPU and the CPU sizes."""
+        with torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16):
+            out = model(x)
+        return (out.float() - target).pow(2).sum() / (2 * x.shape[0])
+
+    def average(self) -> None:
+        """After backward: make every gradient the mean over ranks (nothing: DDP did it)."""
+
+    def run(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        rank = dist.get_rank()
+        x, target = batch[0][rank], batch[1][rank]
+        self.optimizer.zero_grad(set_to_none=False)
+        self.loss(self.trained, x, target).backward()
+        self.average()
+        self.optimizer.step()
+        return self.observed()
+
+    def observed(self, model: nn.Module | None = None) -> tuple[torch.Tensor, ...]:
+        """The first and last block's weight gradients, each divided by its RMS, and the two
+        RMS values. Gradients of a few hundred bf16 products differ between summation orders
+        by ~2% of their RMS (measured on the CPU sizes), so they are compared in RMS units;
+        the RMS values themselves catch a scale error (a sum over ranks instead of a mean)."""
+        model = model or self.model
+        grads = [model.blocks[0][1].weight.grad, model.blocks[-1][3].weight.grad]
+        rms = [g.pow(2).mean().sqrt() for g in grads]
+        return grads[0] / rms[0], grads[1] / rms[1], torch.stack(rms)
+
+    def reference(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        """One device, the whole global batch, the same start weights, fp32 without
+        autocast: the gradient every data-parallel side must reproduce (the mean of per-rank
+        means over equal shards is the mean over the whole batch)."""
+        torch.manual_seed(self.ctx.seed)
+        model = Mlp(self.cfg).to(self.device)
+        x, target = batch
+        out = model(x.flatten(0, 1))
+        ((out - target.flatten(0, 1)).pow(2).sum() / (2 * x.shape[0] * x.shape[1])).backward()
+        return self.observed(model)
+
+    def workload(self) -> Workload:
+        return Workload(units=self.cfg.tokens * 2, unit_name="tokens")  # both ranks' tokens

@@ -1,0 +1,23 @@
+"""A new communicator for every step: `new_group` + its first all-reduce (which builds the
+NCCL communicator: rendezvous, topology search, buffers) + destroy, around a 4 MiB message."""
+import torch.distributed as dist
+
+from ch04._collective_common import AllReduceSum
+
+
+class CommunicatorPerStep(AllReduceSum):
+    teaching = True  # the book's anti-pattern
+    elements = 1 << 20  # 4 MiB of fp32
+
+    def run(self, messages):
+        group = dist.new_group(ranks=list(range(dist.get_world_size())))
+        out = messages[dist.get_rank()].clone()
+        dist.all_reduce(out, group=group)
+        dist.destroy_process_group(group)
+        return out
+
+
+get_benchmark = CommunicatorPerStep
+
+if __name__ == "__main__":
+    CommunicatorPerStep.main()

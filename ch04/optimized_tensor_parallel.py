@@ -1,0 +1,28 @@
+"""Megatron-style tensor parallelism: W1 split by output columns, W2 by input rows.
+
+Each rank computes GELU(x · W1_shardᵀ), its half of the hidden activations (GELU is
+elementwise, so no exchange is needed), multiplies by its rows of W2, and one all-reduce of
+the [tokens, d] partial outputs (33.5 MB) sums the halves. Half the FLOPs per rank, and
+34 MB on the links instead of 470 MB.
+"""
+import torch.distributed as dist
+import torch.nn.functional as F
+
+from ch04._tensor_parallel_common import TensorParallelMlp
+
+
+class ColumnThenRow(TensorParallelMlp):
+    def keep(self, w1, w2):
+        self.w1_cols = w1.chunk(self.world, dim=0)[self.rank].contiguous()  # [hidden/2, d]
+        self.w2_rows = w2.chunk(self.world, dim=1)[self.rank].contiguous()  # [d, hidden/2]
+
+    def run(self, x):
+        partial = F.gelu(x @ self.w1_cols.T) @ self.w2_rows.T
+        dist.all_reduce(partial)
+        return partial
+
+
+get_benchmark = ColumnThenRow
+
+if __name__ == "__main__":
+    ColumnThenRow.main()
