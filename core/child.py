@@ -48,6 +48,7 @@ from core.verify import compare, flatten, outputs_equal, snapshot, snapshot_into
 
 GUARD: Guard | None = None  # built in main(), before any pair module is imported
 DISTRIBUTED_WARMUP = 5  # warm-up calls per side when ranks must call run() equally often
+DISTRIBUTED_ROUND_S = 0.1  # GPU time per side per round for multi-GPU pairs (0.025 s otherwise)
 
 
 @dataclass
@@ -350,8 +351,13 @@ class PairSession:
             self.integrity.launch_gap_ms = timing.launch_gap_ms(device)
         policy = timing.StopPolicy(fixed_samples=self.spec.iterations)
         warmup = self.spec.warmup
-        if self.ranks.distributed and warmup is None:
-            warmup = DISTRIBUTED_WARMUP  # a timed warm-up would call run() unequally often
+        if self.ranks.distributed:
+            if warmup is None:
+                warmup = DISTRIBUTED_WARMUP  # a timed warm-up would call run() unequally often
+            # Longer batches: two processes on one host see more scheduling jitter, and the
+            # escape check's fixed slack per batch is small (measured on 2xH200: one 1.65 ms
+            # hiccup in a 22 ms batch of a DDP step, against ≤0.5% in every other batch)
+            policy.round_time_s = DISTRIBUTED_ROUND_S
         started = time.perf_counter()
         sides = {}
         for name in names:

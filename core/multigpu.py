@@ -50,15 +50,15 @@ def _link(handles: list[Any], i: int, j: int) -> str:
     """`NV18` (18 NVLinks between them) or the PCIe path (`PIX`, `PHB`, `SYS`, ...)."""
     import pynvml
 
-    target = pynvml.nvmlDeviceGetPciInfo(handles[j]).busId
+    target = _bus(pynvml.nvmlDeviceGetPciInfo(handles[j]).busId)
     nvlinks = 0
     for link in range(18):  # NVML_NVLINK_MAX_LINKS on Hopper
         try:
             if (pynvml.nvmlDeviceGetNvLinkState(handles[i], link)
-                    and pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handles[i], link).busId == target):
+                    and _bus(pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handles[i], link).busId) == target):
                 nvlinks += 1
         except pynvml.NVMLError:
-            break
+            continue  # a link index this GPU does not have
     if nvlinks:
         return f"NV{nvlinks}"
     try:
@@ -66,6 +66,12 @@ def _link(handles: list[Any], i: int, j: int) -> str:
     except pynvml.NVMLError:
         return "?"
     return {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}.get(level, str(level))
+
+
+def _bus(bus_id: bytes | str) -> str:
+    """`00000000:19:00.0` and `0000:19:00.0` (NVML spells the domain both ways) → `19:00.0`."""
+    text = bus_id.decode() if isinstance(bus_id, bytes) else str(bus_id)
+    return text.lower().split(":", 1)[-1]
 
 
 def _ranges(cpus: list[int]) -> str:

@@ -90,7 +90,8 @@ class StopPolicy:
     min_samples: int = 10
     min_time_s: float = 0.2  # per side
     max_samples: int = 2000  # per side
-    max_time_s: float = 4.0  # per side
+    max_time_s: float = 4.0  # per side, once every side has min_samples
+    hard_time_s: float = 30.0  # per side, even before: a side slower than 3 s per call
     target_rel_ci: float = 0.01  # stop once the median is known to ±1%
     round_time_s: float = 0.025  # time per side per round
     fixed_samples: int | None = None  # --iterations: exactly this many, no adaptivity
@@ -366,7 +367,9 @@ def _stop_reason(samples: dict[str, list[float]], policy: StopPolicy,
     times_s = [spent_ms.get(name, sum(s)) / 1e3 for name, s in samples.items()]
     if max(counts) >= policy.max_samples:
         return f"sample cap ({policy.max_samples})"
-    if max(times_s) >= policy.max_time_s:
+    if max(times_s) >= policy.hard_time_s:
+        return f"time cap ({policy.hard_time_s:g} s)"
+    if max(times_s) >= policy.max_time_s and min(counts) >= policy.min_samples:
         return f"time cap ({policy.max_time_s:g} s)"
     if min(counts) < policy.min_samples or min(times_s) < policy.min_time_s:
         return None

@@ -272,3 +272,15 @@ def test_a_side_of_several_calls_per_sample_reports_time_per_call():
     assert 0.4 < sorted(per_call)[len(per_call) // 2] < 1.0, per_call  # ~0.5 ms, not ~2 ms
     assert m.stop_reason.startswith("time cap")
     assert sum(per_call) < 0.02 * 1e3 / 2  # stopped on the GPU's 4x larger real time
+
+
+def test_a_slow_side_still_gets_its_minimum_samples_before_the_time_cap():
+    # 10 samples of a 30 ms side take 0.3 s: past max_time_s (0.1 s), below hard_time_s
+    policy = StopPolicy(min_samples=10, min_time_s=0.0, max_time_s=0.1, hard_time_s=5.0,
+                        target_rel_ci=-1.0, round_time_s=0.01)
+    m = interleaved({"slow": lambda: time.sleep(0.03)}, policy, device="cpu", warmup=0)
+    assert len(m.samples_ms["slow"]) >= 10 and m.stop_reason == "time cap (0.1 s)"
+    hard = StopPolicy(min_samples=10, min_time_s=0.0, max_time_s=0.01, hard_time_s=0.1,
+                      target_rel_ci=-1.0, round_time_s=0.01)
+    m = interleaved({"slow": lambda: time.sleep(0.03)}, hard, device="cpu", warmup=0)
+    assert len(m.samples_ms["slow"]) < 10 and m.stop_reason == "time cap (0.1 s)"
