@@ -38,6 +38,13 @@ class GateResult:
                 "stored_speedup": self.stored_speedup, "floor": self.floor}
 
 
+def pair_key(key: str, result: Any) -> str:
+    """The expectations key of one pair's result (a PairResult): the GPU model, with the GPU
+    count in front for multi-GPU pairs (`2x_h200`)."""
+    ranks = getattr(result, "ranks", 1)
+    return f"{ranks}x_{key}" if ranks > 1 else key
+
+
 def path_for(chapter_dir: Path, key: str) -> Path:
     return chapter_dir / f"expectations_{key}.json"
 

@@ -51,16 +51,27 @@ def _link(handles: list[Any], i: int, j: int) -> str:
     import pynvml
 
     target = _bus(pynvml.nvmlDeviceGetPciInfo(handles[j]).busId)
-    nvlinks = 0
+    to_target, active = 0, 0
     for link in range(18):  # NVML_NVLINK_MAX_LINKS on Hopper
         try:
-            if (pynvml.nvmlDeviceGetNvLinkState(handles[i], link)
-                    and _bus(pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handles[i], link).busId) == target):
-                nvlinks += 1
+            if not pynvml.nvmlDeviceGetNvLinkState(handles[i], link):
+                continue
+            active += 1
+            if _bus(pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handles[i], link).busId) == target:
+                to_target += 1
         except pynvml.NVMLError:
             continue  # a link index this GPU does not have
-    if nvlinks:
-        return f"NV{nvlinks}"
+    if to_target:
+        return f"NV{to_target}"
+    try:
+        # Remote ids can be masked (FFFFFFFF:FF:FF.0 on the lent 2xH200 VM, or an NVSwitch):
+        # then, as nvidia-smi does, a pair with NVLink P2P shows the GPU's active links.
+        nvlink_p2p = pynvml.nvmlDeviceGetP2PStatus(handles[i], handles[j],
+                                                   pynvml.NVML_P2P_CAPS_INDEX_NVLINK)
+        if nvlink_p2p == pynvml.NVML_P2P_STATUS_OK and active:
+            return f"NV{active}"
+    except (pynvml.NVMLError, AttributeError):
+        pass
     try:
         level = pynvml.nvmlDeviceGetTopologyCommonAncestor(handles[i], handles[j])
     except pynvml.NVMLError:

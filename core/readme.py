@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core import atomic
-from core.record import ExampleResult, RunRecord
+from core.expectations import pair_key
+from core.record import ExampleResult, PairResult, RunRecord
 from core.report import notes, table
 
 END = "<!-- aisp:end -->"
@@ -37,21 +38,26 @@ class GpuTables:
     runs: list[RunRecord] = field(default_factory=list)
     rows: dict[str, dict[str, ExampleResult]] = field(default_factory=dict)  # chapter -> id -> row
 
-    def add(self, record: RunRecord) -> None:
-        self.device = record.fingerprint.get("device", self.device)
+    def add(self, record: RunRecord, pairs: list[PairResult]) -> None:
+        count = pairs[0].ranks if pairs else 1
+        device = record.fingerprint.get("device", self.device)
+        self.device = f"{count} × {device}" if count > 1 else device
         self.runs.append(record)
-        for ex in record.rows:
-            self.rows.setdefault(ex.id.split(":")[0], {})[ex.id] = ex
+        for pair in pairs:
+            for ex in pair.examples:
+                self.rows.setdefault(ex.id.split(":")[0], {})[ex.id] = ex
 
     def block(self, chapter: str) -> str:
         rows = sorted(self.rows[chapter].values(), key=lambda ex: ex.id)
         lines = [begin(self.key), f"### {self.device}", ""]
         for record in self.runs:  # the rows each run still contributes (later runs win)
-            used = sum(any(ex is row for row in rows) for ex in record.rows)
+            used = sum(any(ex is row for row in rows) for pair in record.pairs for ex in pair.examples)
             if used:
                 lines.append(_provenance(record, used))
         lines += ["", *_drop_gate_column(table(rows, "github")), ""]
-        extra = [n for n in notes(rows) if not n.startswith(("REGRESSION", "INCONCLUSIVE"))]
+        # gate verdicts say nothing in a README, and a negative result's reason is the pair's
+        # own text (its README says it in prose); the other notes qualify the numbers
+        extra = [n for n in notes(rows) if not n.startswith(("REGRESSION", "INCONCLUSIVE", "NEGATIVE"))]
         lines += [*[f"- {n}" for n in extra], *([""] if extra else []), END]
         return "\n".join(lines)
 
@@ -92,8 +98,12 @@ def write_tables(records: list[RunRecord], root: Path) -> list[Path]:
     """Rewrite the measured blocks of every chapter the runs cover; returns the READMEs written."""
     gpus: dict[str, GpuTables] = {}
     for record in records:
-        key = record.fingerprint.get("hardware_key", "unknown")
-        gpus.setdefault(key, GpuTables(key)).add(record)
+        hardware = record.fingerprint.get("hardware_key", "unknown")
+        by_key: dict[str, list[PairResult]] = {}
+        for pair in record.pairs:  # multi-GPU pairs get their own block (`2x_h200`)
+            by_key.setdefault(pair_key(hardware, pair), []).append(pair)
+        for key, pairs in by_key.items():
+            gpus.setdefault(key, GpuTables(key)).add(record, pairs)
     written = []
     for chapter in sorted({c for gpu in gpus.values() for c in gpu.rows}):
         readme = root / chapter / "README.md"

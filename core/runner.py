@@ -20,6 +20,7 @@ from typing import Any
 
 from core import REPO_ROOT, atomic
 from core import expectations as expect
+from core.expectations import pair_key
 from core.discovery import Example, Pair
 from core.events import Listener, Note, PairFinished, PairStarted
 from core.metrics import rates
@@ -332,12 +333,6 @@ def load_finished(run_dir: Path) -> dict[str, PairResult]:
             continue  # a line cut short by a crash: that pair runs again
         finished[result.pair] = result
     return finished
-
-
-def pair_key(key: str, result: PairResult) -> str:
-    """The expectations key of one pair's result: the GPU model, with the GPU count in front
-    for multi-GPU pairs (`2x_h200`)."""
-    return f"{result.ranks}x_{key}" if result.ranks > 1 else key
 
 
 def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Example]]], key: str) -> None:

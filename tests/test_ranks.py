@@ -214,7 +214,7 @@ def test_the_launcher_keeps_multicast_off_passes_the_token_and_names_the_first_f
 
 
 def test_multi_gpu_results_are_stored_under_the_gpu_count(make_chapter, tmp_path, store_noisy):
-    from core.runner import pair_key
+    from core.expectations import pair_key
 
     chapter = make_chapter("ch91", {"_ar_common.py": COMMON, "baseline_ar.py": BASELINE,
                                     "optimized_ar.py": HONEST})
