@@ -363,8 +363,8 @@ class PairSession:
         for name in names:
             try:
                 sides[name] = side(name)
-            except timing.GraphCaptureError as exc:
-                self.fail(name, f"{self.examples[name].file}: {exc}")
+            except timing.GraphCaptureError as exc:  # the message names the file already
+                self.fail(name, str(exc))
         measurement = timing.interleaved(sides, policy, device, warmup, before_round, after_round,
                                          self.rng, after_batch,
                                          self.ranks if self.ranks.distributed else None)
