@@ -209,9 +209,6 @@ def validate(bench: object, origin: str) -> None:
     mode = option(bench, "timing_mode", "hot")
     if mode not in ("hot", "cold", "graph"):
         raise TypeError(f"{origin}: timing_mode must be 'hot', 'cold' or 'graph', got {mode!r}")
-    if mode == "graph" and option(bench, "requires", Requirements()).gpus > 1:
-        raise TypeError(f"{origin}: timing_mode = 'graph' is not available to multi-GPU pairs "
-                        f"(requires.gpus > 1); time them with 'hot'")
     if mode == "graph" and (option(bench, "inplace", False) or option(bench, "stateful", False)):
         raise TypeError(f"{origin}: timing_mode = 'graph' replays run() several times per sample "
                         f"on the same inputs, which an `inplace` or `stateful` run() cannot "

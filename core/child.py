@@ -365,6 +365,8 @@ class PairSession:
                 sides[name] = side(name)
             except timing.GraphCaptureError as exc:  # the message names the file already
                 self.fail(name, str(exc))
+        self.agree()  # a capture that failed on one rank leaves the side out on every rank
+        sides = {n: t for n, t in sides.items() if n == "baseline" or n in self.sides}
         measurement = timing.interleaved(sides, policy, device, warmup, before_round, after_round,
                                          self.rng, after_batch,
                                          self.ranks if self.ranks.distributed else None)
@@ -379,7 +381,7 @@ class PairSession:
         """`call` captured in a CUDA graph (timing_mode = "graph"); a pair whose run()
         cannot be captured fails with the reason (the baseline: the whole pair)."""
         try:
-            return timing.graph_replay(call)
+            return timing.graph_replay(call, agree=self.ranks if self.ranks.distributed else None)
         except timing.GraphCaptureError as exc:
             why = (f"{self.name_of(name)}: timing_mode = 'graph', but run() cannot be captured in a CUDA "
                    f"graph ({exc}); remove host synchronization, .item(), CPU tensors and "

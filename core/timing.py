@@ -227,12 +227,29 @@ def _capture(fn: Fn, calls: int) -> tuple[Any, Any]:
     return graph, out
 
 
-def graph_replay(fn: Fn, sample_ms: float = GRAPH_SAMPLE_MS) -> tuple[Fn, int]:
+def _agreed(capture: Callable[[], tuple[Any, Any]], agree: Agreement | None) -> tuple[Any, Any]:
+    """A capture that succeeded on every rank, or GraphCaptureError on every rank (a rank
+    that went on alone would replay collectives its peers never join)."""
+    try:
+        result, problem = capture(), None
+    except GraphCaptureError as exc:
+        result, problem = None, str(exc)
+    if agree is not None and agree.any(problem is not None) and problem is None:
+        raise GraphCaptureError("run() could not be captured on another rank")
+    if problem is not None:
+        raise GraphCaptureError(problem)
+    return result
+
+
+def graph_replay(fn: Fn, sample_ms: float = GRAPH_SAMPLE_MS,
+                 agree: Agreement | None = None) -> tuple[Fn, int]:
     """Capture `fn` K times in one CUDA graph; return a call that replays the graph and
     returns the output of its last captured call (the graph's static output), and K.
 
     K makes one replay last about `sample_ms` of GPU time, so the host's launch of the graph
-    (enqueued while the GPU idles after the start event) is a small share of the sample."""
+    (enqueued while the GPU idles after the start event) is a small share of the sample.
+    `agree` (ranks of a multi-GPU pair): every rank captures rank 0's K, so the replayed
+    collectives match."""
     stream = torch.cuda.Stream()  # warm-up off the capture path, as torch.cuda.graph asks
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -240,14 +257,17 @@ def graph_replay(fn: Fn, sample_ms: float = GRAPH_SAMPLE_MS) -> tuple[Fn, int]:
             fn()
     torch.cuda.current_stream().wait_stream(stream)
     probe_calls = 4
-    graph, out = _capture(fn, probe_calls)
+    captured = _agreed(lambda: _capture(fn, probe_calls), agree)
+    graph, out = captured
     _replay(graph)  # the first replay uploads the graph
     batch = measure_cuda(lambda: _replay(graph), 3)
     per_call = min(batch.samples_ms) / probe_calls
     calls = max(1, min(MAX_GRAPH_CALLS, math.ceil(sample_ms / max(per_call, 1e-4))))
+    if agree is not None:
+        calls = agree.from_rank0(calls)
     if calls != probe_calls:
-        del graph, out
-        graph, out = _capture(fn, calls)
+        del graph, out, captured
+        graph, out = _agreed(lambda: _capture(fn, calls), agree)
         _replay(graph)
 
     def replay() -> Any:

@@ -284,3 +284,33 @@ def test_a_slow_side_still_gets_its_minimum_samples_before_the_time_cap():
                       target_rel_ci=-1.0, round_time_s=0.01)
     m = interleaved({"slow": lambda: time.sleep(0.03)}, hard, device="cpu", warmup=0)
     assert len(m.samples_ms["slow"]) < 10 and m.stop_reason == "time cap (0.1 s)"
+
+
+class _FakeRanks:
+    """Agreement as two ranks would see it: `others_failed` is the other rank's answer."""
+
+    def __init__(self, others_failed: bool):
+        self.others_failed = others_failed
+
+    def from_rank0(self, value):
+        return value
+
+    def any(self, flag):
+        return flag or self.others_failed
+
+    def union(self, items):
+        return items
+
+
+def test_a_graph_capture_that_fails_on_one_rank_fails_on_every_rank():
+    from core.timing import GraphCaptureError, _agreed
+
+    def broken():
+        raise GraphCaptureError("cudaErrorStreamCaptureUnsupported")
+    assert _agreed(lambda: ("graph", "out"), _FakeRanks(others_failed=False)) == ("graph", "out")
+    with pytest.raises(GraphCaptureError, match="on another rank"):
+        _agreed(lambda: ("graph", "out"), _FakeRanks(others_failed=True))
+    with pytest.raises(GraphCaptureError, match="StreamCaptureUnsupported"):
+        _agreed(broken, _FakeRanks(others_failed=False))
+    with pytest.raises(GraphCaptureError, match="StreamCaptureUnsupported"):
+        _agreed(broken, None)
