@@ -69,7 +69,7 @@ def _provenance(record: RunRecord, count: int) -> str:
     updated = " --update-expectations" if record.options.get("update_expectations") else ""
     stamp = Path(str(record.run_dir)).name  # run ids are YYYYMMDD-HHMMSS
     date = f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}" if stamp[:8].isdigit() else "?"
-    return (f"{count} rows from `bench run{updated}` on {date} at commit "
+    return (f"{count} row{'s' if count != 1 else ''} from `bench run{updated}` on {date} at commit "
             f"{fp.get('git_commit', '?')} ({fp.get('sm_count', '?')} SMs, driver "
             f"{fp.get('driver', '?')}, CUDA {fp.get('cuda_runtime', '?')}, torch "
             f"{fp.get('torch', '?')}); ceilings measured in that run: {ceilings} (GB/s for "
