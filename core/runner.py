@@ -272,7 +272,11 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
             listener(PairStarted(index, total, pair.id))
             pair_result = run_pair(pair, examples, options, run_dir)
             annotate(pair_result, pair, ceilings, stored_for(pair, pair_result))
-            if options.profile != "none" and pair_result.status == "ok":
+            if options.profile != "none" and pair_result.status == "ok" and pair_result.ranks > 1:
+                pair_result.profile = {"mode": options.profile, "status": "skipped", "reason":
+                                       "profiling runs one process; multi-GPU pairs are not "
+                                       "profiled yet"}
+            elif options.profile != "none" and pair_result.status == "ok":
                 listener(Note(f"      profiling ({options.profile}) ..."))
                 pair_result.profile = profile_pair(pair, examples, pair_result, options, run_dir)
             record.pairs.append(pair_result)

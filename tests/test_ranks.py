@@ -141,6 +141,17 @@ def test_two_ranks_agree_and_rank0_reports_every_rank(make_chapter, tmp_path):
     assert wrong.status == "failed" and wrong.reason.startswith("rank 1: verification failed"), wrong.reason
 
 
+def test_multi_gpu_pairs_are_not_profiled_and_say_why(make_chapter, tmp_path):
+    chapter = make_chapter("ch90", {"_ar_common.py": COMMON, "baseline_ar.py": BASELINE,
+                                    "optimized_ar.py": HONEST})
+    options = RunOptions(iterations=2, warmup=1, timeout_s=180, output_dir=tmp_path / "runs",
+                         profile="minimal")
+    record = run_suite(select(["ch90"], root=chapter.parent), options)
+    pair = record.pairs[0]
+    assert pair.status == "ok" and pair.profile["status"] == "skipped"
+    assert "multi-GPU pairs are not profiled" in pair.profile["reason"]
+
+
 def test_a_rank_that_raises_ends_the_pair_with_its_reason(make_chapter, tmp_path):
     rows, _ = _run(make_chapter, tmp_path, "ch93", {"optimized_ar.py": RAISES_ON_RANK1})
     row = rows["ar"]
