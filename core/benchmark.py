@@ -13,8 +13,9 @@ chapter folder. Each file defines `get_benchmark()` returning a `Benchmark` with
 and optionally `reference(inputs)` (a trusted answer, checked against the baseline with
 `reference_tolerance`, else `tolerance`), `tolerance`, `requires`, `supports_cpu`,
 `timing_mode` ("hot"; "cold": L2 flushed before each sample; "graph": CUDA-graph replay, for
-kernels shorter than the host's launch), `teaching`, `negative_result`, `stateful`, `inplace`,
-`seed_sensitive` and `teardown()`. The harness sets `self.ctx` before it calls setup().
+kernels shorter than the host's launch), `goal` ("speed", or "memory": the gate judges the
+side's peak device memory, core.memory), `teaching`, `negative_result`, `stateful`, `inplace`,
+`seed_sensitive`, `rank0_output` and `teardown()`. The harness sets `self.ctx` before it calls setup().
 
 Because the harness builds the inputs, it can refill them with fresh values between timed
 batches and check timed outputs against the baseline on the same values (core.child); an
@@ -33,6 +34,8 @@ if TYPE_CHECKING:  # torch is imported where it is used: the parent process stay
     import torch
 
 TimingMode = Literal["hot", "cold", "graph"]
+Goal = Literal["speed", "memory"]
+GOALS = ("speed", "memory")
 Inputs = Any
 """A tensor, or a tuple/list/dict (nested) of tensors and plain constants."""
 
@@ -119,6 +122,13 @@ class Benchmark:
     negative_result: str = ""  # on an optimized side slower here by design: why (not gated)
     seed_sensitive: bool = True  # outputs must change with the input seed
     stateful: bool = False  # run() advances state (a training step): verified from fresh setups
+    # What the optimized side buys: "speed" (the speedup is gated) or "memory" (the peak device
+    # memory saved is gated, core.memory; the time is reported beside it).
+    goal: Goal = "speed"
+    # Multi-GPU pairs: the answer is on rank 0 alone (a single-process baseline such as
+    # nn.DataParallel drives every GPU from rank 0, and its run() returns None on the others).
+    # Only rank 0's outputs are verified; the other ranks still run every call in step.
+    rank0_output: bool = False
     inplace: bool = False  # run() writes its result into its inputs: each call gets a fresh copy
     description: str = ""
     ctx: BenchContext = BenchContext()  # set by the harness before setup()
@@ -209,6 +219,9 @@ def validate(bench: object, origin: str) -> None:
     mode = option(bench, "timing_mode", "hot")
     if mode not in ("hot", "cold", "graph"):
         raise TypeError(f"{origin}: timing_mode must be 'hot', 'cold' or 'graph', got {mode!r}")
+    goal = option(bench, "goal", "speed")
+    if goal not in GOALS:
+        raise TypeError(f"{origin}: goal must be one of {', '.join(map(repr, GOALS))}, got {goal!r}")
     if mode == "graph" and (option(bench, "inplace", False) or option(bench, "stateful", False)):
         raise TypeError(f"{origin}: timing_mode = 'graph' replays run() several times per sample "
                         f"on the same inputs, which an `inplace` or `stateful` run() cannot "

@@ -7,7 +7,8 @@
 
 The token that signs the result comes on stdin (core.process). Steps for a pair:
 1. load every side; a variant must share the baseline's make_inputs (one builder per stem);
-   set every side up once, with the same weight seed.
+   set every side up once, with the same weight seed. A pair with a goal "memory" variant
+   then has each side's device-memory footprint measured (core.memory).
 2. verify on two fresh seeds: inputs checksummed around each call and never returned
    (unless `inplace`), the baseline checked against `reference()`, every variant against the
    baseline, and each side's output must change with the seed. `stateful` sides are set up
@@ -38,6 +39,7 @@ import torch  # noqa: F401 - imported before any pair module, for the Guard's sn
 from core import timing  # binds the timing functions before any pair module is imported
 from core.benchmark import BenchContext, Benchmark, Tolerance, option, shares_builder
 from core.integrity import Guard, alias_problem, escaped_work, mutation_problem
+from core.memory import CudaMeter, Footprint, footprint, largest, prime_libraries
 from core.pairfile import PairError, load_benchmark, relative, unmet_requirement
 from core.process import deliver, read_token
 from core.ranks import Ranks
@@ -107,6 +109,9 @@ class PairSession:
         self.file = relative(spec.baseline)
         self.graph_calls: dict[str, int] = {}  # side -> run() calls per replayed CUDA graph
         self.rank_medians: dict[str, list[float]] = {}  # side -> each rank's median (multi-GPU)
+        self.setup_bytes: dict[str, int] = {}  # side -> device bytes its first setup() kept
+        self.footprints: dict[str, Footprint] = {}  # side -> its memory (goal "memory" pairs)
+        self.answers_here = True  # this rank's outputs are verified (rank0_output: rank 0 only)
 
     # --- bookkeeping -------------------------------------------------------------------
     def fail(self, name: str, reason: str, status: str = "failed") -> None:
@@ -148,6 +153,7 @@ class PairSession:
             return False
         self.check_guard("while importing", "baseline")
         self.result.teaching = bool(option(self.baseline, "teaching", False))
+        self.answers_here = not (option(self.baseline, "rank0_output", False) and self.ranks.rank)
         why = unmet_requirement(self.baseline, self.device)
         if why:
             self.result.fail_all(f"{self.file}: {why}", "skipped")
@@ -169,19 +175,49 @@ class PairSession:
                 continue
             self.sides[e["name"]] = bench
             self.examples[e["name"]].negative_result = option(bench, "negative_result", "")
+            self.examples[e["name"]].goal = option(bench, "goal", "speed")
             self.check_guard("while importing", e["name"])
+        if self.measures_memory:
+            prime_libraries()  # library workspaces are nobody's footprint (core.memory)
         for name in ["baseline", *self.sides]:
             self.setup(name)
         return True
 
+    @property
+    def measures_memory(self) -> bool:
+        return self.device.startswith("cuda") and any(
+            ex.goal == "memory" for name, ex in self.examples.items() if name in self.sides)
+
     def setup(self, name: str) -> None:
         bench = self.bench(name)
         bench.ctx = BenchContext(seed=self.spec.seed, device=self.device)
+        cuda = self.device.startswith("cuda")
+        before = torch.cuda.memory_allocated() if cuda else 0
         try:
             bench.setup(bench.ctx)
         except Exception as exc:  # noqa: BLE001
             self.side_raised(name, exc, "setup")
+        if cuda:
+            self.setup_bytes.setdefault(name, torch.cuda.memory_allocated() - before)
         self.check_guard("during setup()", name)
+
+    def measure_memory(self) -> None:
+        """Each side's device-memory footprint (core.memory), sides in order on every rank;
+        rank 0 keeps the largest of any rank."""
+        inputs = self.baseline.make_inputs(_new_seed(self.rng))
+        meter = CudaMeter()
+        mine: dict[str, Footprint] = {}
+        for name in ["baseline", *self.sides]:
+            bench = self.bench(name)
+            try:
+                mine[name] = footprint(lambda: bench.run(inputs), self.setup_bytes.get(name, 0), meter)
+            except Exception as exc:  # noqa: BLE001
+                self.side_raised(name, exc, "run() (memory measurement)")
+            self.check_guard("during run()", name)
+        del inputs
+        every = self.ranks.all(mine) if self.ranks.distributed else [mine]
+        for name in mine:
+            self.footprints[name] = largest([f[name] for f in every if name in f])
 
     def side_raised(self, name: str, exc: BaseException, where: str) -> None:
         why = str(exc) if isinstance(exc, SideError) else (
@@ -202,6 +238,10 @@ class PairSession:
             bench.setup(bench.ctx)  # verified from a fresh state
         inplace = option(bench, "inplace", False)
         given = clone(inputs) if inplace else inputs
+        if not self.answers_here:  # rank0_output: this rank's run() returns no answer
+            bench.run(given)
+            _sync(self.device)
+            return None
         before = None if inplace else clone(inputs)
         out = bench.run(given)
         _sync(self.device)
@@ -229,7 +269,7 @@ class PairSession:
             except Exception as exc:  # noqa: BLE001
                 self.side_raised(name, exc, "run()")
             self.check_guard("during run()", name)
-        expected = self.baseline.reference(clone(inputs))
+        expected = self.baseline.reference(clone(inputs)) if self.answers_here else None
         _sync(self.device)
         if expected is not None:
             tolerance = (option(self.baseline, "reference_tolerance", None)
@@ -240,7 +280,8 @@ class PairSession:
                                 f"{seed}{when}: {check.message}")
             self.integrity.reference_checked = True
         for name in list(self.sides):
-            self.check_output(name, outs["baseline"], outs[name], f" on seed {seed}{when}")
+            if self.answers_here and name in outs:
+                self.check_output(name, outs["baseline"], outs[name], f" on seed {seed}{when}")
         return outs
 
     def check_output(self, name: str, expected: Any, actual: Any, where: str) -> bool:
@@ -257,6 +298,8 @@ class PairSession:
 
     def check_seed_sensitivity(self, first: dict[str, Any], second: dict[str, Any],
                                seeds: tuple[int, int]) -> None:
+        if not self.answers_here:
+            return
         for name in ["baseline", *self.sides]:
             bench = self.bench(name)
             if option(bench, "seed_sensitive", True) and outputs_equal(first[name], second[name]):
@@ -289,7 +332,7 @@ class PairSession:
         captured: dict[str, Any] = {}
         # one untimed call per side, in the sides' order (not the set's: ranks hash strings
         # differently, and every rank must call the sides' collectives in the same order)
-        buffers = {n: snapshot(benches[n].run(inputs)) for n in names if n in checkable}
+        buffers = {n: self.answer(benches[n].run(inputs)) for n in names if n in checkable}
         _sync(device)
 
         def side(name: str) -> timing.Timed:
@@ -304,7 +347,8 @@ class PairSession:
                     step()
 
             def keep(out: Any) -> None:  # into the buffer sized before timing: no allocation
-                captured[name] = buffers[name] = snapshot_into(buffers.get(name), out)
+                captured[name] = buffers[name] = (snapshot_into(buffers.get(name), out)
+                                                  if self.answers_here else None)
             check = name in checkable
             call, calls = (lambda: bench.run(given)), 1
             if graph:  # every side alike, so the speedup compares GPU time with GPU time
@@ -390,12 +434,18 @@ class PairSession:
                 raise PairError(why) from exc
             raise timing.GraphCaptureError(why) from exc
 
+    def answer(self, out: Any) -> Any:
+        """A private copy of a run()'s output, on the ranks whose outputs are verified."""
+        return snapshot(out) if self.answers_here else None
+
     def check_timed(self, inputs: Any, captured: dict[str, Any], index: int) -> set[str]:
         """Captured timed outputs against the baseline's output on the same values."""
         from core.inputs import clone
 
-        expected = snapshot(self.baseline.run(clone(inputs)))  # fresh tensors: no cache can hit
+        expected = self.answer(self.baseline.run(clone(inputs)))  # fresh tensors: no cache can hit
         _sync(self.device)
+        if not self.answers_here:  # the baseline ran (its collectives need every rank); rank 0 checks
+            return set()
         where = (f" for a timed call of round {index} (inputs switched to the values of seed "
                  f"{self.integrity.timed_seeds[-1]} just before it)")
         if "baseline" in captured:
@@ -458,7 +508,8 @@ class PairSession:
             host_ms, _ = timing.host_probe(lambda: bench.run(inputs))
         return SideResult(summarize(measurement.samples_ms[name]), self.bench(name).workload(),
                           batches=batches, host_ms=host_ms, graph_calls=self.graph_calls.get(name, 0),
-                          rank_medians_ms=self.rank_medians.get(name, []))
+                          rank_medians_ms=self.rank_medians.get(name, []),
+                          memory=self.footprints.get(name))
 
     # --- the whole pair ----------------------------------------------------------------
     def run(self) -> PairResult:
@@ -470,6 +521,9 @@ class PairSession:
             if not self.load():
                 return self.result
             self.agree()
+            if self.measures_memory:
+                self.measure_memory()
+                self.agree()
             started = time.perf_counter()
             seeds = (_new_seed(self.rng), _new_seed(self.rng))
             self.integrity.verify_seeds = list(seeds)

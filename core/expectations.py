@@ -6,7 +6,9 @@ cannot pass with an optimized side that is slower than its baseline. A run whose
 interval lies wholly below the floor is a regression; one whose median speedup is below the
 floor but whose interval reaches it is inconclusive (a failure only under --strict);
 otherwise it passes. No entry → "new". A pair declared a negative result (the optimized side
-is slower here, and the README says why) is verified and reported, not gated.
+is slower here, and the README says why) is verified and reported, not gated. A variant whose
+goal is memory is gated the same way on `memory_ratio` (baseline peak device memory over its
+own), stored beside its speedup.
 """
 from __future__ import annotations
 
@@ -64,6 +66,10 @@ def load(path: Path) -> dict[str, dict[str, Any]]:
         speedup = entry.get("speedup") if isinstance(entry, dict) else None
         if not isinstance(speedup, (int, float)) or isinstance(speedup, bool) or speedup <= 0:
             raise ExpectationsError(f"{path}: entry '{name}' needs a positive number 'speedup'; {fix}")
+        ratio = entry.get("memory_ratio")
+        if entry.get("goal") == "memory" and (not isinstance(ratio, (int, float)) or ratio <= 0):
+            raise ExpectationsError(f"{path}: entry '{name}' has goal 'memory' and needs a "
+                                    f"positive number 'memory_ratio'; {fix}")
         tolerance = entry.get("tolerance", DEFAULT_TOLERANCE)
         if not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 1:
             raise ExpectationsError(f"{path}: entry '{name}' has tolerance {tolerance!r}, "
@@ -72,25 +78,28 @@ def load(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def gate(entry: dict[str, Any] | None, speedup: float, interval: tuple[float, float],
-         default_tolerance: float = DEFAULT_TOLERANCE, negative_result: str = "") -> GateResult:
+         default_tolerance: float = DEFAULT_TOLERANCE, negative_result: str = "",
+         measure: str = "speedup") -> GateResult:
+    """The verdict on `speedup` (or, with measure="memory_ratio", on the memory saved)."""
     if negative_result:
-        stored = float(entry["speedup"]) if entry else None
+        stored = float(entry[measure]) if entry and measure in entry else None
         return GateResult("negative", f"documented negative result, not gated: {negative_result}",
                           stored)
-    if entry is None:
-        return GateResult("new", "no stored expectation")
-    stored = float(entry["speedup"])
+    if entry is None or measure not in entry:
+        return GateResult("new", "no stored expectation" + (f" of {measure}" if entry else ""))
+    stored = float(entry[measure])
     floor = stored * (1 - float(entry.get("tolerance", default_tolerance)))
     if stored < NEAR_ONE:
         floor = max(floor, 1.0)
     lo, hi = interval
+    what = "memory saved " if measure == "memory_ratio" else ""
     if hi < floor:
-        return GateResult("regression", f"{speedup:.2f}x (interval {lo:.2f}-{hi:.2f}) is below "
-                          f"the floor {floor:.2f}x of stored {stored:.2f}x", stored, floor)
+        return GateResult("regression", f"{what}{speedup:.2f}x (interval {lo:.2f}-{hi:.2f}) is "
+                          f"below the floor {floor:.2f}x of stored {stored:.2f}x", stored, floor)
     if speedup < floor:
-        return GateResult("inconclusive", f"{speedup:.2f}x is below the floor {floor:.2f}x but "
+        return GateResult("inconclusive", f"{what}{speedup:.2f}x is below the floor {floor:.2f}x but "
                           f"its interval {lo:.2f}-{hi:.2f} reaches it; rerun", stored, floor)
-    return GateResult("pass", f"{speedup:.2f}x ≥ floor {floor:.2f}x (stored {stored:.2f}x)",
+    return GateResult("pass", f"{what}{speedup:.2f}x ≥ floor {floor:.2f}x (stored {stored:.2f}x)",
                       stored, floor)
 
 

@@ -49,6 +49,7 @@ def speedups(rows: list[ExampleResult], path: Path) -> Path | None:
     ax.barh(labels, values, xerr=[lo, hi], color=colors, capsize=3)
     for y, r in enumerate(rows):
         stored = r.expectation.stored_speedup if r.expectation is not None else None
+        stored = None if r.goal == "memory" else stored  # that one is a memory ratio
         if stored:
             ax.plot([stored, stored], [y - 0.4, y + 0.4], color="black", linewidth=1.5)
     ax.axvline(1.0, color="black", linewidth=0.8, linestyle="--")

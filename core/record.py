@@ -18,6 +18,7 @@ from typing import Any
 
 from core.benchmark import Workload
 from core.expectations import GateResult
+from core.memory import Footprint
 from core.stats import SampleStats
 
 Status = str  # "ok" | "failed" | "skipped"
@@ -84,6 +85,7 @@ class SideResult:
     host_ms: float | None = None  # host time to enqueue one call (core.timing.host_probe)
     graph_calls: int = 0  # timed by CUDA-graph replay: run() calls per replayed graph (0: eager)
     rank_medians_ms: list[float] = field(default_factory=list)  # per rank, for multi-GPU pairs
+    memory: Footprint | None = None  # device memory (pairs with a goal "memory" variant)
 
     @property
     def median_ms(self) -> float:
@@ -100,6 +102,8 @@ class SideResult:
         out: dict[str, Any] = {"stats": self.stats.to_dict(), "workload": workload_to_dict(self.workload),
                                "batches": [asdict(b) for b in self.batches], "host_ms": self.host_ms,
                                "graph_calls": self.graph_calls, "rank_medians_ms": self.rank_medians_ms}
+        if self.memory is not None:
+            out["memory"] = self.memory.to_dict()
         if self.rates is not None:
             out["rates"] = self.rates.to_dict()
         return out
@@ -109,7 +113,8 @@ class SideResult:
         return cls(stats_from_dict(data["stats"]), workload_from_dict(data.get("workload", {})),
                    Rates.from_dict(data["rates"]) if data.get("rates") else None,
                    [BatchCheck(**b) for b in data.get("batches", [])], data.get("host_ms"),
-                   data.get("graph_calls", 0), data.get("rank_medians_ms", []))
+                   data.get("graph_calls", 0), data.get("rank_medians_ms", []),
+                   Footprint.from_dict(data["memory"]) if data.get("memory") else None)
 
 
 @dataclass
@@ -143,6 +148,7 @@ class ExampleResult:
     stem: str = ""
     teaching: bool = False
     negative_result: str = ""  # the optimized side is slower here by design: why (not gated)
+    goal: str = "speed"  # "memory": the gate judges memory_ratio, the time is reported beside
     noisy: str = ""  # why the result is too noisy to trust (then it is never stored)
     verification: Verification | None = None
     timing: SideResult | None = None  # the optimized side
@@ -154,6 +160,15 @@ class ExampleResult:
     @property
     def measured(self) -> bool:
         return self.status == "ok" and self.timing is not None and self.speedup is not None
+
+    @property
+    def memory_ratio(self) -> float | None:
+        """Baseline peak device memory over the optimized side's (2.0: half the memory)."""
+        if self.baseline is None or self.timing is None:
+            return None
+        if self.baseline.memory is None or self.timing.memory is None:
+            return None
+        return self.baseline.memory.peak_bytes / max(1, self.timing.memory.peak_bytes)
 
     @property
     def host_bound(self) -> list[str]:
@@ -176,7 +191,8 @@ class ExampleResult:
         out: dict[str, Any] = {"name": self.name, "id": self.id, "file": self.file,
                                "status": self.status, "reason": self.reason,
                                "chapter": self.chapter, "stem": self.stem, "teaching": self.teaching,
-                               "negative_result": self.negative_result, "noisy": self.noisy}
+                               "negative_result": self.negative_result, "noisy": self.noisy,
+                               "goal": self.goal}
         if self.verification is not None:
             out["verification"] = self.verification.to_dict()
         if self.timing is not None:
@@ -197,6 +213,7 @@ class ExampleResult:
             chapter=data.get("chapter", ""), stem=data.get("stem", ""),
             teaching=bool(data.get("teaching", False)),
             negative_result=data.get("negative_result", ""), noisy=data.get("noisy", ""),
+            goal=data.get("goal", "speed"),
             verification=Verification.from_dict(data["verification"]) if data.get("verification") else None,
             timing=SideResult.from_dict(data["timing"]) if data.get("timing") else None,
             baseline=baseline, speedup=data.get("speedup"),

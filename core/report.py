@@ -7,6 +7,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from core import atomic
+from core.memory import mib
 from core.metrics import headline
 from core.record import ExampleResult, PairResult, RunRecord
 
@@ -38,6 +39,10 @@ def row(ex: ExampleResult) -> list[str]:
         speedup += " NOISY" if ex.noisy else ""
         speedup += " host-bound" if ex.host_bound else ""
         speedup += " graph" if ex.timing and ex.timing.graph_calls else ""
+        if ex.goal == "memory":
+            ratio = ex.memory_ratio
+            saved = f"{ratio:.2f}x less memory" if ratio is not None else "memory not measured"
+            speedup = f"{saved}; time {speedup}"
     else:
         speedup = "-"
     return [
@@ -86,6 +91,13 @@ def notes(rows: list[ExampleResult]) -> list[str]:
                          f"({timing.median_ms * 1e3:.1f} µs): its samples measure the host's "
                          f"launches, not the GPU (if the GPU's time is what the pair is "
                          f"about, declare timing_mode = 'graph')")
+        if ex.goal == "memory" and ex.memory_ratio is not None:
+            base, opt = ex.baseline.memory, ex.timing.memory
+            lines.append(f"MEMORY {ex.id} (goal memory, gated on it): peak device memory "
+                         f"{mib(base.peak_bytes)} → {mib(opt.peak_bytes)} per GPU "
+                         f"(held {mib(base.resident_bytes)} → {mib(opt.resident_bytes)}, one "
+                         f"call's peak on top {mib(base.call_bytes)} → {mib(opt.call_bytes)}); "
+                         f"time {ex.speedup:.2f}x")
         if ex.timing is not None and ex.timing.graph_calls and ex.baseline is not None:
             lines.append(f"GRAPH {ex.id}: timed by CUDA-graph replay ({ex.baseline.graph_calls} "
                          f"baseline / {ex.timing.graph_calls} optimized calls per replay): GPU "

@@ -200,10 +200,13 @@ def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
             continue
         ex.baseline = result.baseline
         ex.timing.rates = rates(ex.timing.workload, ex.timing.median_ms, ceilings)
-        ex.noisy = expect.noisy_reason((ex.baseline.stats.n, ex.timing.stats.n),
-                                       tuple(ex.speedup_ci), result.stop_reason)
-        ex.expectation = expect.gate(stored.get(ex.name), ex.speedup, tuple(ex.speedup_ci),
-                                     negative_result=ex.negative_result)
+        if ex.goal == "memory":
+            ex.expectation = memory_gate(ex, stored.get(ex.name))
+        else:
+            ex.noisy = expect.noisy_reason((ex.baseline.stats.n, ex.timing.stats.n),
+                                           tuple(ex.speedup_ci), result.stop_reason)
+            ex.expectation = expect.gate(stored.get(ex.name), ex.speedup, tuple(ex.speedup_ci),
+                                         negative_result=ex.negative_result)
         if ex.teaching and ex.expectation.status in ("regression", "inconclusive"):
             # the book's deliberately naive example: its speedup is the lesson, not a result
             ex.expectation = expect.GateResult("teaching", f"not gated (teaching pair): "
@@ -211,10 +214,27 @@ def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
                                                ex.expectation.stored_speedup, ex.expectation.floor)
 
 
+def memory_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.GateResult:
+    """A goal "memory" variant is gated on the memory it saves (allocator counts do not
+    vary between runs the way times do: the interval is the value itself)."""
+    ratio = ex.memory_ratio
+    if ratio is None:
+        return expect.GateResult("new", "goal memory: device memory is measured on CUDA devices "
+                                        "only; not gated here")
+    return expect.gate(entry, ratio, (ratio, ratio), negative_result=ex.negative_result,
+                       measure="memory_ratio")
+
+
 def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[str, Any]:
     keep = ("device", "compute_capability", "driver", "cuda_runtime", "torch", "nvcc", "git_commit",
             "sm_count", "memory_gib")
+    memory = {}
+    if ex.goal == "memory" and ex.memory_ratio is not None:
+        memory = {"goal": "memory", "memory_ratio": round(ex.memory_ratio, 4),
+                  "baseline_peak_bytes": ex.baseline.memory.peak_bytes,
+                  "optimized_peak_bytes": ex.timing.memory.peak_bytes}
     return {
+        **memory,
         "speedup": round(ex.speedup, 4),
         "speedup_ci": [round(x, 4) for x in ex.speedup_ci],
         "baseline_ms": round(ex.baseline_ms, 6),

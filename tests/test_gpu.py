@@ -1,6 +1,7 @@
 """GPU-only checks (skipped on CPU): the whole planted suite on a real GPU, with the
 default adaptive timing a user gets — the side-stream cheats (one slowed by back-pressure),
-the timer patch and the graph-mode cheats fail, the launch-bound honest pair and every other
+the timer patch and the graph-mode cheats fail, a memory saving moved into setup() is seen
+through, the launch-bound honest pair and every other
 twin pass, and graph-timed samples hold GPU time below the host's launch time."""
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ def test_planted_suite_on_the_gpu(fake_root, tmp_path):
     chapter, rows = run_planted(fake_root, tmp_path, iterations=None)
     ran = check_verdicts(chapter, rows)
     for name in ("stream_escape", "stream_backpressure", "stream_joined", "launch_bound", "timer",
-                 "graph", "graph_capture_answer", "graph_host_sync"):
+                 "graph", "graph_capture_answer", "graph_host_sync", "memory_chunked",
+                 "memory_setup_workspace"):
         assert name in ran, f"{name} did not run on the GPU: {rows[name].reason}"
     honest = rows["launch_bound"]
     assert 0.5 < honest.speedup < 3, honest.speedup
@@ -24,5 +26,13 @@ def test_planted_suite_on_the_gpu(fake_root, tmp_path):
     assert graph.timing.graph_calls > 1 and graph.baseline.graph_calls > 1
     assert graph.timing.median_ms < graph.timing.host_ms, (graph.timing.median_ms, graph.timing.host_ms)
     assert not graph.host_bound
+    # goal "memory": chunking the hidden layer saves ~2.3x; moving it into setup() saves
+    # nothing, because a side's footprint includes what its setup() keeps
+    honest, moved = rows["memory_chunked"], rows["memory_setup_workspace"]
+    assert 2.0 < honest.memory_ratio < 2.6, honest.memory_ratio
+    assert 0.95 < moved.memory_ratio < 1.05, moved.memory_ratio
+    assert honest.baseline.memory.call_bytes >= 256 * 2**20
+    assert moved.timing.memory.resident_bytes >= 384 * 2**20
     for name in ("stream_escape", "stream_backpressure", "launch_bound", "stream_joined"):
         print(name, rows[name].status, rows[name].speedup, rows[name].reason[:200])
+

@@ -238,3 +238,72 @@ def test_multi_gpu_results_are_stored_under_the_gpu_count(make_chapter, tmp_path
     again = run_suite(select(["ch91"], root=chapter.parent),
                       RunOptions(iterations=4, warmup=1, timeout_s=180, output_dir=tmp_path / "runs2"))
     assert again.rows[0].expectation.status != "new"  # gated against the 2x file
+
+
+# A single-process baseline (nn.DataParallel's shape): rank 0 computes the whole answer from
+# the global batch and rank 1's run() returns nothing; the variant splits the work by rank.
+RANK0_COMMON = '''
+import torch
+import torch.distributed as dist
+
+from core.benchmark import Benchmark, Requirements, Workload
+
+N = 512
+
+
+class SumRows(Benchmark):
+    supports_cpu = True
+    requires = Requirements(gpus=2)
+    rank0_output = True
+
+    def make_inputs(self, seed):
+        return self.randn(2, N, gen=self.generator(seed))  # row r is rank r's share
+
+    def run(self, x):
+        return x.sum(0) if dist.get_rank() == 0 else None
+
+    def workload(self):
+        return Workload(bytes=3 * N * 4)
+'''
+RANK0_SPLIT = '''
+import torch.distributed as dist
+
+from ._sum_common import SumRows
+
+
+class Split(SumRows):
+    def run(self, x):
+        out = x[dist.get_rank()].clone()
+        dist.all_reduce(out)
+        return out
+
+
+get_benchmark = Split
+'''
+RANK0_WRONG = '''
+import torch.distributed as dist
+
+from ._sum_common import SumRows
+
+
+class OwnRowOnly(SumRows):
+    def run(self, x):
+        return x[dist.get_rank()].clone()  # forgot the all-reduce: rank 0 holds half the answer
+
+
+get_benchmark = OwnRowOnly
+'''
+
+
+def test_a_rank0_only_answer_is_verified_on_rank0(make_chapter, tmp_path):
+    chapter = make_chapter("ch98", {"_sum_common.py": RANK0_COMMON,
+                                    "baseline_sum.py": "from ._sum_common import SumRows\n\n"
+                                                       "get_benchmark = SumRows\n",
+                                    "optimized_sum.py": RANK0_SPLIT,
+                                    "optimized_sum_wrong.py": RANK0_WRONG})
+    options = RunOptions(iterations=4, warmup=1, timeout_s=180, output_dir=tmp_path / "runs")
+    rows = {ex.name: ex for ex in run_suite(select(["ch98"], root=chapter.parent), options).rows}
+    honest, wrong = rows["sum"], rows["sum_wrong"]
+    assert honest.status == "ok" and honest.speedup, honest.reason
+    assert honest.verification.checks >= 3  # two seeds and at least one timed output, on rank 0
+    assert wrong.status == "failed" and wrong.reason.startswith("verification failed"), wrong.reason

@@ -60,3 +60,26 @@ class LaunchBound(Planted):
 
     def workload(self) -> Workload:
         return Workload(bytes=12 * 4096 * 4)
+
+
+class TwoLayer(Benchmark):
+    """GPU only, for the goal-"memory" pairs: relu(x @ w1) @ w2 with a wide hidden layer.
+    4096 rows × 16384 hidden in fp32 is a 256 MiB intermediate; each weight is 64 MiB."""
+
+    supports_cpu = False
+    rows, width, hidden = 4096, 1024, 16384
+    tolerance = __import__("core.benchmark", fromlist=["Tolerance"]).Tolerance(1e-3, 1e-3)
+
+    def setup(self, ctx):
+        gen = self.generator(ctx.seed)
+        self.w1 = self.randn(self.width, self.hidden, gen=gen) / self.width ** 0.5
+        self.w2 = self.randn(self.hidden, self.width, gen=gen) / self.hidden ** 0.5
+
+    def make_inputs(self, seed: int):
+        return self.randn(self.rows, self.width, gen=self.generator(seed))
+
+    def run(self, x):
+        return (x @ self.w1).relu_() @ self.w2
+
+    def workload(self) -> Workload:
+        return Workload(flops=4 * self.rows * self.width * self.hidden)

@@ -1,0 +1,152 @@
+"""Shared by `pipeline_parallel`: one training step (forward and backward) of a block stack
+split into pipeline stages across the ranks, with `torch.distributed.pipelining`.
+
+Eight MLP blocks (d 2048, hidden 8192: 268M parameters, bf16 autocast) train on 8
+micro-batches of 4096 tokens. The sides differ only in the schedule, which decides the
+order of the micro-batches' forward and backward passes on each stage and therefore how many
+micro-batches' activations a GPU holds at once:
+
+- GPipe: every forward, then every backward: a stage keeps all 8 micro-batches' activations.
+- 1F1B: after a warm-up of (stages - rank) forwards, one forward then one backward: rank 0
+  keeps at most 2 micro-batches' activations. Same bubble, same time.
+- Interleaved 1F1B: each rank holds two non-adjacent stages (4 virtual stages on 2 GPUs),
+  which halves the bubble's share at the cost of twice the stage-to-stage transfers.
+
+make_inputs(seed) builds the whole batch on every rank; the first stage's rank feeds the
+inputs, the last stage's rank the targets. run() zeroes the gradients, runs the schedule
+and returns, in RMS units, the gradient of a block every layout places on this rank: rank 0
+the first block's first weight, the last rank the last block's second weight. The first
+block's gradient has flowed back through every stage, so it checks the whole pipeline.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.pipelining import PipelineStage
+
+from core.benchmark import BenchContext, Benchmark, Requirements, Tolerance, Workload
+
+
+@dataclass(frozen=True)
+class Config:
+    d_model: int
+    hidden: int
+    blocks: int
+    microbatches: int
+    tokens: int  # per micro-batch
+
+
+# One 4096-token sequence per micro-batch, 8 micro-batches (32k tokens a step). At 16 × 1024
+# tokens the step was host-bound: the schedules' Python cost 46 ms of a 53 ms step (README).
+CUDA_CONFIG = Config(d_model=2048, hidden=8192, blocks=8, microbatches=8, tokens=4096)
+CPU_CONFIG = Config(d_model=32, hidden=64, blocks=8, microbatches=4, tokens=8)  # gloo tests
+
+
+def block(cfg: Config, seed: int, index: int, device: str) -> nn.Module:
+    """Block `index`, the same weights wherever it is built (seeded by its index)."""
+    torch.manual_seed(seed * 1000 + index)
+    with torch.device(device):
+        return nn.Sequential(nn.LayerNorm(cfg.d_model), nn.Linear(cfg.d_model, cfg.hidden),
+                             nn.GELU(), nn.Linear(cfg.hidden, cfg.d_model))
+
+
+class Stage(nn.Module):
+    """A run of residual blocks under bf16 autocast; what a pipeline stage executes."""
+
+    def __init__(self, blocks: list[nn.Module], device_type: str):
+        super().__init__()
+        self.blocks, self.device_type = nn.ModuleList(blocks), device_type
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.autocast(self.device_type, dtype=torch.bfloat16):
+            for b in self.blocks:
+                x = x + b(x)
+        return x
+
+
+def loss_fn(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Half the squared error summed over features, averaged over the micro-batch's tokens;
+    the schedule divides gradients by the micro-batch count, so the step's gradient is the
+    mean over the whole batch."""
+    return (out.float() - target).pow(2).sum() / (2 * out.shape[0])
+
+
+class PipelineStep(Benchmark):
+    """One forward+backward step; subclasses pick the schedule and stages per rank."""
+
+    supports_cpu = True
+    requires = Requirements(gpus=2)
+    virtual_stages = 1  # stages per rank
+    # In RMS units, as in ch04's data-parallel pairs: schedules accumulate the same bf16
+    # micro-batch gradients in other orders (~1% of the RMS); a missing micro-batch or stage
+    # is off by far more. The fp32 reference differs from bf16 by up to ~2.5% of the RMS.
+    tolerance = Tolerance(rtol=2e-2, atol=5e-2)
+    reference_tolerance = Tolerance(rtol=2e-2, atol=6e-2)
+
+    @property
+    def cfg(self) -> Config:
+        return CUDA_CONFIG if self.ctx.is_cuda else CPU_CONFIG
+
+    def schedule_class(self) -> type:
+        raise NotImplementedError
+
+    def setup(self, ctx: BenchContext) -> None:
+        rank, world = dist.get_rank(), dist.get_world_size()
+        stages_total = world * self.virtual_stages
+        per_stage = self.cfg.blocks // stages_total
+        device = torch.device(ctx.device, torch.cuda.current_device()) if ctx.is_cuda else torch.device("cpu")
+        self.modules, stages = [], []
+        for stage_index in range(rank, stages_total, world):  # rank r: stages r, r + world, ...
+            first = stage_index * per_stage
+            module = Stage([block(self.cfg, ctx.seed, i, ctx.device)
+                            for i in range(first, first + per_stage)], device.type)
+            self.modules.append(module)
+            stages.append(PipelineStage(module, stage_index, stages_total, device))
+        self.first_rank, self.last_rank = 0, (stages_total - 1) % world
+        schedule = self.schedule_class()
+        self.schedule = schedule(stages if self.virtual_stages > 1 else stages[0],
+                                 n_microbatches=self.cfg.microbatches, loss_fn=loss_fn)
+
+    def make_inputs(self, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        gen = self.generator(seed)
+        shape = (self.cfg.microbatches * self.cfg.tokens, self.cfg.d_model)
+        return self.randn(*shape, gen=gen), self.randn(*shape, gen=gen)
+
+    def run(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        x, target = batch
+        for module in self.modules:
+            module.zero_grad(set_to_none=False)
+        rank = dist.get_rank()
+        args = (x,) if rank == self.first_rank else ()
+        kwargs = {"target": target} if rank == self.last_rank else {}
+        self.schedule.step(*args, **kwargs, return_outputs=False)
+        return self.observed(self.modules[0].blocks[0] if rank == 0 else self.modules[-1].blocks[-1])
+
+    def observed(self, block_: nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rank 0: the first block's first weight gradient; the last rank: the last block's
+        second weight gradient; in RMS units, with the RMS (which catches a scale error)."""
+        grad = (block_[1] if dist.get_rank() == 0 else block_[3]).weight.grad
+        rms = grad.pow(2).mean().sqrt()
+        return grad / rms, rms
+
+    def reference(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The whole stack on one device in fp32, the whole batch: the gradient the pipeline
+        must reproduce for this rank's observed block."""
+        x, target = batch
+        blocks = [block(self.cfg, self.ctx.seed, i, self.device) for i in range(self.cfg.blocks)]
+        out = x
+        for b in blocks:
+            out = out + b(out)
+        ((out - target).pow(2).sum() / (2 * self.cfg.tokens * self.cfg.microbatches)).backward()
+        return self.observed(blocks[0] if dist.get_rank() == 0 else blocks[-1])
+
+    def workload(self) -> Workload:
+        cfg = self.cfg
+        tokens = cfg.microbatches * cfg.tokens
+        # forward 2 FLOPs per weight per token, backward 4; each GPU holds half the weights
+        params_per_gpu = cfg.blocks * 2 * cfg.d_model * cfg.hidden / dist.get_world_size()
+        return Workload(flops=6 * params_per_gpu * tokens, flops_dtype="bf16", units=tokens,
+                        unit_name="tokens")

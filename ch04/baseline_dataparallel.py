@@ -1,0 +1,43 @@
+"""nn.DataParallel: one process drives both GPUs.
+
+Every step DataParallel copies the model from GPU 0 to the other GPU (805 MB of weights),
+splits the batch, runs the replicas in Python threads, gathers the outputs on GPU 0, and in
+backward sums every replica's gradients onto GPU 0; the optimizer then runs on GPU 0 alone.
+It is the one-line change a newcomer makes first, and PyTorch's documentation recommends
+DistributedDataParallel instead.
+
+The harness runs every pair as one process per GPU; here rank 0 does the whole step on both
+GPUs and rank 1 waits (its run() returns nothing, `rank0_output`), so the timed step is
+rank 0's. The same global batch of 2 × 1024 tokens as the DDP side, split the same way.
+"""
+import torch.distributed as dist
+from torch import nn
+
+from ch04._ddp_common import DataParallelStep
+
+
+class SingleProcessDataParallel(DataParallelStep):
+    supports_cpu = False  # DataParallel needs CUDA devices
+    rank0_output = True
+
+    def setup(self, ctx):
+        if dist.get_rank() == 0:
+            super().setup(ctx)
+
+    def wrap(self, model):
+        return nn.DataParallel(model, device_ids=list(range(dist.get_world_size())))
+
+    def run(self, batch):
+        if dist.get_rank() != 0:
+            return None
+        x, target = (t.flatten(0, 1) for t in batch)  # the global batch; DP splits it by rows
+        self.optimizer.zero_grad(set_to_none=False)
+        self.loss(self.trained, x, target).backward()
+        self.optimizer.step()
+        return self.observed()
+
+
+get_benchmark = SingleProcessDataParallel
+
+if __name__ == "__main__":
+    SingleProcessDataParallel.main()
