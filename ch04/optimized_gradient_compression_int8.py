@@ -24,16 +24,20 @@ def int8_allgather_hook(state, bucket: dist.GradBucket) -> torch.futures.Future[
     blocks = F.pad(grad, (0, -n % BLOCK)).view(-1, BLOCK)
     scale = blocks.abs().amax(dim=1, keepdim=True).clamp_min(1e-30) / 127
     quantized = torch.round(blocks / scale).to(torch.int8)
-    every_q = quantized.new_empty((world, *quantized.shape))
-    every_scale = scale.new_empty((world, *scale.shape))
-    futures = [dist.all_gather_into_tensor(every_q, quantized, async_op=True).get_future(),
-               dist.all_gather_into_tensor(every_scale, scale, async_op=True).get_future()]
+    # one message per rank: the int8 values, then the fp32 scales, as bytes (one collective,
+    # so the dequantization below waits on exactly one NCCL future)
+    payload = torch.cat([quantized.view(-1).view(torch.uint8), scale.view(-1).view(torch.uint8)])
+    every = payload.new_empty(world, payload.numel())
+    future = dist.all_gather_into_tensor(every, payload, async_op=True).get_future()
+    values = quantized.numel()
 
     def dequantize(_):
-        total = torch.einsum("wbk,wbo->bk", every_q.float(), every_scale)  # sum over ranks
+        q = every[:, :values].view(torch.int8).view(world, -1, BLOCK).float()
+        scales = every[:, values:].contiguous().view(torch.float32).view(world, -1, 1)
+        total = (q * scales).sum(dim=0)  # every rank's dequantized gradients, summed
         grad.copy_(total.view(-1)[:n]).div_(world)
         return grad
-    return torch.futures.collect_all(futures).then(dequantize)
+    return future.then(dequantize)
 
 
 class Int8Gradients(Bf16Gradients):

@@ -11,6 +11,10 @@ from ch04._pipeline_common import PipelineStep
 
 class Interleaved(PipelineStep):
     virtual_stages = 2
+    negative_result = ("at 2 GPUs and 8 micro-batches GPipe's and 1F1B's bubble is already only "
+                       "1/9 of the step; interleaving halves it but doubles the stage-to-stage "
+                       "transfers and the schedule's host work: 0.96x at 8 x 4096 tokens, 0.75x "
+                       "at 16 x 1024 (host-bound) on 2xH200 (ch04/README.md)")
 
     def schedule_class(self):
         return ScheduleInterleaved1F1B
