@@ -4,7 +4,9 @@ import torch
 
 from ._planted_common import Streamed
 
-EXPECT = "work escaped the timed stream"
+# caught by the escape check, or first by the timed-output check when the copy of the kept
+# sample's output reads it before the side stream has written it (seen on an H100)
+EXPECT = "work escaped the timed stream|the timed output differs from the baseline"
 
 
 class NeverJoined(Streamed):
