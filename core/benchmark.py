@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # torch is imported where it is used: the parent process stay
 TimingMode = Literal["hot", "cold", "graph"]
 Goal = Literal["speed", "memory"]
 GOALS = ("speed", "memory")
+LINKS = ("h2d", "d2h", "p2p_oneway", "p2p_bidir")  # Workload.link
 Inputs = Any
 """A tensor, or a tuple/list/dict (nested) of tensors and plain constants."""
 
@@ -52,6 +53,9 @@ class Workload:
     bus_bytes: for a collective, the bytes per rank in NCCL's bus-bandwidth convention
         (all-reduce of S bytes over n ranks: 2(n-1)/n·S); judged against the measured NCCL
         all-reduce ceiling (`hw peak --gpus N`).
+    link_bytes / link: bytes one run() moves over a link other than HBM, and which link:
+        "h2d" / "d2h" (host to device / device to host, judged against the measured pinned
+        copy ceiling), "p2p_oneway" / "p2p_bidir" (GPU to GPU, `hw peak --gpus 2`).
     """
 
     bytes: float = 0.0
@@ -60,6 +64,13 @@ class Workload:
     units: float = 0.0
     unit_name: str = ""
     bus_bytes: float = 0.0
+    link_bytes: float = 0.0
+    link: str = ""
+
+    def __post_init__(self) -> None:
+        if self.link_bytes and self.link not in LINKS:
+            raise ValueError(f"Workload(link={self.link!r}): link_bytes needs link set to one of "
+                             f"{', '.join(LINKS)}")
 
     @property
     def bound(self) -> str:
@@ -67,6 +78,8 @@ class Workload:
         measured no ceilings (CPU); on a GPU core.metrics.bound() uses the measured ridge."""
         if self.bus_bytes and not (self.flops or self.bytes):
             return "network"
+        if self.link_bytes and not (self.flops or self.bytes):
+            return "link"
         if self.flops and self.bytes:
             # Ridge point of a Hopper GPU is a few hundred FLOP/byte even in fp32 CUDA-core
             # math (~20); anything below ~10 FLOP/byte cannot be compute-bound.

@@ -5,6 +5,9 @@ from core.benchmark import Workload
 from core.record import Rates
 
 NETWORK_CEILING = "nccl_allreduce_gbps"  # peak all-reduce bus bandwidth, `hw peak --gpus N`
+# The measured ceiling each link of Workload.link is judged against (core.hardware).
+LINK_CEILINGS = {"h2d": "h2d_pinned_gbps", "d2h": "d2h_pinned_gbps",
+                 "p2p_oneway": "p2p_oneway_gbps", "p2p_bidir": "p2p_bidir_gbps"}
 
 # Which measured matmul ceiling a FLOP count of each precision is compared against.
 _MATMUL_CEILING = {"bf16": "matmul_bf16_tflops", "fp16": "matmul_bf16_tflops",
@@ -25,8 +28,8 @@ def ridge(workload: Workload, ceilings: dict[str, float]) -> float | None:
 def bound(workload: Workload, ceilings: dict[str, float]) -> str:
     """'memory', 'compute' or 'units': from the measured ridge of the workload's precision
     where this run measured it, else from the workload's own rule of thumb."""
-    if workload.bound == "network":
-        return "network"
+    if workload.bound in ("network", "link"):
+        return workload.bound
     point = ridge(workload, ceilings)
     if point is None or not (workload.flops and workload.bytes):
         return workload.bound
@@ -57,7 +60,15 @@ def rates(workload: Workload, ms: float, ceilings: dict[str, float]) -> Rates:
         out.bus_gbps = workload.bus_bytes / seconds / 1e9
         if ceilings.get(NETWORK_CEILING):
             out.pct_of_network = 100 * out.bus_gbps / ceilings[NETWORK_CEILING]
-    if out.bound == "network" and out.pct_of_network is not None:
+    if workload.link_bytes:
+        out.link = workload.link
+        out.link_gbps = workload.link_bytes / seconds / 1e9
+        link_ceiling = LINK_CEILINGS.get(workload.link)
+        if link_ceiling and ceilings.get(link_ceiling):
+            out.pct_of_link = 100 * out.link_gbps / ceilings[link_ceiling]
+    if out.bound == "link" and out.pct_of_link is not None:
+        out.ceiling, out.pct_of_ceiling = LINK_CEILINGS[workload.link], out.pct_of_link
+    elif out.bound == "network" and out.pct_of_network is not None:
         out.ceiling, out.pct_of_ceiling = NETWORK_CEILING, out.pct_of_network
     elif out.bound == "memory" and out.pct_of_copy is not None:
         out.ceiling, out.pct_of_ceiling = "copy_gbps", out.pct_of_copy
@@ -72,6 +83,8 @@ def headline(r: Rates | None) -> str:
         return "-"
     if r.bound == "network" and r.bus_gbps is not None:
         return f"{r.bus_gbps:.0f} GB/s bus"
+    if r.bound == "link" and r.link_gbps is not None:
+        return f"{r.link_gbps:.1f} GB/s {r.link}"
     if r.bound == "memory" and r.gbps is not None:
         return f"{r.gbps:.0f} GB/s"
     if r.bound == "compute" and r.tflops is not None:

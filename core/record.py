@@ -40,6 +40,9 @@ class Rates:
     pct_of_matmul: float | None = None  # of the matmul roof of the FLOPs' precision
     bus_gbps: float | None = None  # a collective's bus bandwidth (Workload.bus_bytes)
     pct_of_network: float | None = None  # of the measured NCCL all-reduce bus bandwidth
+    link: str | None = None  # Workload.link: h2d, d2h, p2p_oneway, p2p_bidir
+    link_gbps: float | None = None  # bytes over that link per second
+    pct_of_link: float | None = None  # of the link's measured ceiling
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -51,12 +54,13 @@ class Rates:
 
 def workload_to_dict(w: Workload) -> dict[str, Any]:
     return {"bytes": w.bytes, "flops": w.flops, "flops_dtype": w.flops_dtype, "units": w.units,
-            "unit_name": w.unit_name, "bus_bytes": w.bus_bytes, "bound": w.bound}
+            "unit_name": w.unit_name, "bus_bytes": w.bus_bytes, "link_bytes": w.link_bytes,
+            "link": w.link, "bound": w.bound}
 
 
 def workload_from_dict(data: dict[str, Any]) -> Workload:
     return Workload(**{k: data[k] for k in ("bytes", "flops", "flops_dtype", "units", "unit_name",
-                                            "bus_bytes") if k in data})
+                                            "bus_bytes", "link_bytes", "link") if k in data})
 
 
 def stats_from_dict(data: dict[str, Any]) -> SampleStats:

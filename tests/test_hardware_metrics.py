@@ -170,3 +170,17 @@ def test_a_collective_is_judged_against_the_nccl_ceiling():
     assert headline(r) == "160 GB/s bus"
     unmeasured = rates(work, 0.4, {"copy_gbps": 4200.0})  # no `hw peak --gpus 2` cached
     assert unmeasured.pct_of_ceiling is None and unmeasured.bus_gbps is not None
+
+
+def test_bytes_over_a_host_or_peer_link_are_judged_against_that_link():
+    import pytest
+
+    from core.benchmark import Workload
+    from core.metrics import headline, rates
+
+    r = rates(Workload(link_bytes=1e9, link="h2d"), 20.0, {"h2d_pinned_gbps": 55.0, "copy_gbps": 3000.0})
+    assert r.bound == "link" and r.link_gbps == pytest.approx(50.0)
+    assert r.ceiling == "h2d_pinned_gbps" and r.pct_of_ceiling == pytest.approx(100 * 50 / 55)
+    assert headline(r) == "50.0 GB/s h2d" and r.pct_of_copy is None
+    with pytest.raises(ValueError, match="link_bytes needs link set to one of h2d, d2h"):
+        Workload(link_bytes=1.0, link="pcie")
