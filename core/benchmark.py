@@ -142,6 +142,9 @@ class Benchmark:
     # nn.DataParallel drives every GPU from rank 0, and its run() returns None on the others).
     # Only rank 0's outputs are verified; the other ranks still run every call in step.
     rank0_output: bool = False
+    # A pair about keeping the GPU fed (data loading): after timing, report each side's GPU
+    # busy share, NVML's kernel-running time while the side runs back to back (core.busy).
+    report_gpu_busy: bool = False
     inplace: bool = False  # run() writes its result into its inputs: each call gets a fresh copy
     description: str = ""
     ctx: BenchContext = BenchContext()  # set by the harness before setup()

@@ -421,6 +421,27 @@ class PairSession:
         self.result.warmup_calls = measurement.warmup_calls
         self.collect(measurement)
 
+    def measure_busy(self) -> None:
+        """Each side's GPU busy share (core.busy), sides in order on every rank; each rank
+        reports its own GPU and rank 0 keeps the lowest (the GPU left waiting most)."""
+        from core.busy import busy_share
+        from core.inputs import clone
+
+        mine: dict[str, float | None] = {}
+        for name in ["baseline", *self.sides]:
+            bench = self.bench(name)
+            inplace = option(bench, "inplace", False)
+            mine[name] = busy_share(
+                lambda: bench.run(clone(self.timed_inputs) if inplace else self.timed_inputs),
+                lambda: _sync(self.device))
+        self.check_guard("while measuring the GPU's busy share")
+        every = self.ranks.all(mine) if self.ranks.distributed else [mine]
+        for name, value in mine.items():
+            values = [r[name] for r in every if r.get(name) is not None]
+            side = self.result.baseline if name == "baseline" else self.examples[name].timing
+            if side is not None and values:
+                side.gpu_busy_pct = min(values)
+
     def graph_call(self, name: str, call: timing.Fn) -> tuple[timing.Fn, int]:
         """`call` captured in a CUDA graph (timing_mode = "graph"); a pair whose run()
         cannot be captured fails with the reason (the baseline: the whole pair)."""
@@ -540,6 +561,8 @@ class PairSession:
                 self.result.status = "failed" if failed else "skipped"
                 return self.result
             self.measure()
+            if cuda and option(self.baseline, "report_gpu_busy", False):
+                self.measure_busy()
             stateful = [n for n in ["baseline", *self.sides] if option(self.bench(n), "stateful", False)]
             if stateful and self.sides:
                 seed = _new_seed(self.rng)

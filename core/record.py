@@ -90,6 +90,7 @@ class SideResult:
     graph_calls: int = 0  # timed by CUDA-graph replay: run() calls per replayed graph (0: eager)
     rank_medians_ms: list[float] = field(default_factory=list)  # per rank, for multi-GPU pairs
     memory: Footprint | None = None  # device memory (pairs with a goal "memory" variant)
+    gpu_busy_pct: float | None = None  # kernels running, % of the time (report_gpu_busy pairs)
 
     @property
     def median_ms(self) -> float:
@@ -108,6 +109,8 @@ class SideResult:
                                "graph_calls": self.graph_calls, "rank_medians_ms": self.rank_medians_ms}
         if self.memory is not None:
             out["memory"] = self.memory.to_dict()
+        if self.gpu_busy_pct is not None:
+            out["gpu_busy_pct"] = self.gpu_busy_pct
         if self.rates is not None:
             out["rates"] = self.rates.to_dict()
         return out
@@ -118,7 +121,8 @@ class SideResult:
                    Rates.from_dict(data["rates"]) if data.get("rates") else None,
                    [BatchCheck(**b) for b in data.get("batches", [])], data.get("host_ms"),
                    data.get("graph_calls", 0), data.get("rank_medians_ms", []),
-                   Footprint.from_dict(data["memory"]) if data.get("memory") else None)
+                   Footprint.from_dict(data["memory"]) if data.get("memory") else None,
+                   data.get("gpu_busy_pct"))
 
 
 @dataclass

@@ -23,6 +23,10 @@ def _ms(value: float | None) -> str:
     return f"{value:.4f}" if value < 1 else f"{value:.3f}" if value < 100 else f"{value:.1f}"
 
 
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}%"
+
+
 def row(ex: ExampleResult) -> list[str]:
     label = ex.id + (" [teaching]" if ex.teaching else "")
     verification = ex.verification
@@ -91,6 +95,11 @@ def notes(rows: list[ExampleResult]) -> list[str]:
                          f"({timing.median_ms * 1e3:.1f} µs): its samples measure the host's "
                          f"launches, not the GPU (if the GPU's time is what the pair is "
                          f"about, declare timing_mode = 'graph')")
+        if ex.baseline is not None and ex.timing is not None and (
+                ex.baseline.gpu_busy_pct is not None or ex.timing.gpu_busy_pct is not None):
+            lines.append(f"GPU BUSY {ex.id}: kernels ran {_pct(ex.baseline.gpu_busy_pct)} of the "
+                         f"time with the baseline, {_pct(ex.timing.gpu_busy_pct)} with the "
+                         f"optimized side (NVML utilization while each side ran back to back)")
         if ex.goal == "memory" and ex.memory_ratio is not None:
             base, opt = ex.baseline.memory, ex.timing.memory
             lines.append(f"MEMORY {ex.id} (goal memory, gated on it): peak device memory "
