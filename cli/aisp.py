@@ -254,11 +254,13 @@ def hw_peak(refresh: bool = typer.Option(False, help="Measure again even if cach
                 "all-gather bus bandwidth from 1 KiB to 1 GiB, P2P copy GPU 0 → 1), measured "
                 "by N ranks under torchrun; multi-GPU pairs report % of the all-reduce one."))
             ) -> None:
-    """Measure this GPU's ceilings (copy GB/s; fp32/tf32/bf16/fp16/fp8 matmul TFLOP/s),
-    cache them per device, and print them beside the datasheet figures."""
+    """Measure this GPU's ceilings (copy GB/s; host<->device GB/s, pinned and pageable;
+    fp32/tf32/bf16/fp16/fp8 matmul TFLOP/s), cache them per device, and print them beside
+    the datasheet figures."""
     import torch
 
-    from core.hardware import DATASHEET, cached_peaks, fingerprint, measure_ceilings, store_peaks
+    from core.hardware import (DATASHEET, HOST_LINK_DATASHEET_NOTE, HOST_LINK_CEILINGS,
+                               cached_peaks, fingerprint, measure_ceilings, store_peaks)
 
     if not torch.cuda.is_available():
         typer.echo("hw peak needs a CUDA GPU; none is available on this machine", err=True)
@@ -268,10 +270,13 @@ def hw_peak(refresh: bool = typer.Option(False, help="Measure again even if cach
         _hw_peak_multi(info, gpus, refresh, as_json)
         return
     cached = None if refresh else cached_peaks(info)
+    if cached and not set(HOST_LINK_CEILINGS) <= set(cached["ceilings"]):
+        cached = None  # cached before the host-link ceilings existed: measure them all again
     if cached:
         peaks, source = cached["ceilings"], f"cached {cached['measured']}"
     else:
-        typer.echo("measuring (about 15 s: each ceiling is sustained for 1 s) ...", err=True)
+        typer.echo("measuring (about 17 s: each ceiling is sustained for 1 s, each host-link "
+                   "copy for 0.25 s) ...", err=True)
         peaks = measure_ceilings(full=True)
         source = f"measured now, cached in {store_peaks(info, peaks)}"
     if as_json:
@@ -281,12 +286,14 @@ def hw_peak(refresh: bool = typer.Option(False, help="Measure again even if cach
     rows = []
     for key, value in peaks.items():
         unit = "GB/s" if key.endswith("gbps") else "TFLOP/s"
-        name = key.replace("_gbps", "").replace("_tflops", "").replace("matmul_", "matmul ")
+        name = key.replace("_gbps", "").replace("_tflops", "").replace("_", " ")
         spec = sheet.get(key)
         rows.append([name, f"{value:.0f} {unit}", f"{spec:g} {unit}" if spec else "-",
                      f"{100 * value / spec:.0f}%" if spec else "-"])
     typer.echo(f"{info['device']} ({source})")
     typer.echo(tabulate(rows, headers=["ceiling", "measured", "datasheet (dense)", "measured/datasheet"]))
+    if any(key in peaks for key in HOST_LINK_CEILINGS):
+        typer.echo(HOST_LINK_DATASHEET_NOTE)
 
 
 def _hw_peak_multi(info: dict, gpus: int, refresh: bool, as_json: bool) -> None:
@@ -367,6 +374,22 @@ def hw_info(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -
                                  for j in range(count)] for i in range(count)]
         typer.echo("")
         typer.echo(tabulate(matrix, headers=[""] + [f"GPU{j}" for j in range(count)]))
+
+
+@hw_app.command("tuning-check")
+def hw_tuning_check(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Report the host and GPU settings chapter 3 tunes (persistence mode, GPU clocks, CPU
+    governor, transparent huge pages, memlock limit, NUMA balancing): each with what is
+    recommended, why, and OK / CHECK / unknown. Read-only: it never changes anything."""
+    from dataclasses import asdict
+
+    from core.tuning import render, tuning_checks
+
+    checks = tuning_checks()
+    if as_json:
+        typer.echo(json.dumps([{**asdict(c), "setting": c.label} for c in checks], indent=2))
+        return
+    typer.echo(render(checks))
 
 
 def chapter_main(compare_file: str, argv: list[str] | None = None) -> None:

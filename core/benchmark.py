@@ -106,6 +106,7 @@ class Requirements:
     gpus: int = 1
     modules: tuple[str, ...] = ()  # importable Python modules, e.g. ("triton",)
     nvcc: bool = False  # needs the CUDA compiler to build its .cu file
+    numa_nodes: int = 1  # NUMA nodes the host must have (/sys/devices/system/node/node*)
 
 
 @dataclass

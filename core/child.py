@@ -105,6 +105,7 @@ class PairSession:
         self.result.examples = list(self.examples.values())
         self.baseline: Benchmark | None = None
         self.sides: dict[str, Benchmark] = {}  # variants still in the race
+        self.loaded: list[Benchmark] = []  # every side that was set up (torn down at the end)
         self.integrity = self.result.integrity
         self.file = relative(spec.baseline)
         self.graph_calls: dict[str, int] = {}  # side -> run() calls per replayed CUDA graph
@@ -174,6 +175,7 @@ class PairSession:
                                      f"in the stem's common class)")
                 continue
             self.sides[e["name"]] = bench
+            self.loaded.append(bench)
             self.examples[e["name"]].negative_result = option(bench, "negative_result", "")
             self.examples[e["name"]].goal = option(bench, "goal", "speed")
             self.check_guard("while importing", e["name"])
@@ -584,7 +586,9 @@ class PairSession:
         return self.result
 
     def teardown(self) -> None:
-        for bench in [self.baseline, *self.sides.values()]:
+        """Every side that was loaded, also variants that failed (their files and worker
+        processes must not outlive the pair)."""
+        for bench in [self.baseline, *self.loaded]:
             try:
                 if bench is not None:
                     bench.teardown()

@@ -8,9 +8,12 @@ import re
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from core import REPO_ROOT, atomic
+
+if TYPE_CHECKING:  # torch is imported where it is used: the parent process stays light
+    import torch
 
 # Device name fragments → hardware key, most specific first.
 _KEYS = (("gh200", "gh200"), ("h200", "h200"), ("h100", "h100"), ("h800", "h800"),
@@ -156,12 +159,40 @@ SUSTAIN_S = 1.0  # each ceiling is timed for at least this long: the clocks it r
 # ran under the power cap and sat at 84% of a "ceiling" for the very same op)
 
 
+HOST_LINK_BYTES = 256 * 2**20  # per host<->device copy: 4.2 ms even at PCIe Gen5 x16's 64 GB/s
+HOST_LINK_SUSTAIN_S = 0.25  # the link's speed does not follow the SM clock, so a quarter second
+# per direction and memory kind is enough, and the four of them cost a run's probe about 1.5 s
+HOST_LINK_CEILINGS = ("h2d_pinned_gbps", "d2h_pinned_gbps", "h2d_pageable_gbps",
+                      "d2h_pageable_gbps")
+
+
+def host_link_copies(device_buffer: torch.Tensor, pinned: torch.Tensor, pageable: torch.Tensor
+                     ) -> dict[str, Callable[[], object]]:
+    """The four host<->device copies behind the link ceilings, by ceiling name.
+
+    Pinned: the copy engine DMAs straight from/to page-locked memory (non_blocking, as a pair
+    that stages through a pinned buffer issues it). Pageable: torch's ordinary `copy_`; the
+    driver copies through its own pinned staging buffers and the call returns when the copy
+    is done. Each moves the buffer's bytes once, in one direction.
+    """
+    return {
+        "h2d_pinned_gbps": lambda: device_buffer.copy_(pinned, non_blocking=True),
+        "d2h_pinned_gbps": lambda: pinned.copy_(device_buffer, non_blocking=True),
+        "h2d_pageable_gbps": lambda: device_buffer.copy_(pageable),
+        "d2h_pageable_gbps": lambda: pageable.copy_(device_buffer),
+    }
+
+
 def measure_ceilings(device: str = "cuda", full: bool = False,
                      conditions: dict[str, Any] | None = None) -> dict[str, float]:
-    """Same-run ceilings: torch copy bandwidth and matmul TFLOP/s (bf16, tf32, fp32; with
-    `full`, also fp16 and fp8 where the GPU has it), each sustained for SUSTAIN_S.
+    """Same-run ceilings: torch copy bandwidth, host<->device link bandwidth and matmul
+    TFLOP/s (bf16, tf32, fp32; with `full`, also fp16 and fp8 where the GPU has it), each
+    sustained for SUSTAIN_S (the link copies for HOST_LINK_SUSTAIN_S).
 
-    Copy: 1 GiB device-to-device, counting bytes read + written. Matmul: 8192³ on random
+    Copy: 1 GiB device-to-device, counting bytes read + written. Link: HOST_LINK_BYTES host
+    to device and device to host, from pinned and from pageable host memory, counting the
+    bytes once (`host_link_copies`); the host buffers sit wherever the OS placed this
+    process, so on a two-socket host the figure is that NUMA node's. Matmul: 8192³ on random
     data (zeros run faster and would flatter the ceiling); fp8 on per-tensor-scaled e4m3 data,
     as a real fp8 GEMM gets it. `conditions`, if given, receives each ceiling's SM clock,
     temperature and throttle reasons at its end (NVML).
@@ -171,11 +202,11 @@ def measure_ceilings(device: str = "cuda", full: bool = False,
     from core.stats import summarize
     from core.timing import measure_cuda, warm_up
 
-    def sustained_ms(fn: object) -> float:
+    def sustained_ms(fn: Callable[[], object], seconds: float = SUSTAIN_S) -> float:
         last, _ = warm_up(fn, measure_cuda)
         per_batch = max(1, min(200, int(0.1e3 / max(last, 1e-3))))
         samples: list[float] = []
-        while sum(samples) < SUSTAIN_S * 1e3:
+        while sum(samples) < seconds * 1e3:
             samples += measure_cuda(fn, per_batch).samples_ms
         return summarize(samples).median
 
@@ -189,6 +220,12 @@ def measure_ceilings(device: str = "cuda", full: bool = False,
     dst = torch.empty_like(src)
     record("copy_gbps", 2 * src.numel() * 4 / sustained_ms(lambda: dst.copy_(src)) / 1e6)
     del src, dst
+    device_buffer = torch.ones(HOST_LINK_BYTES, dtype=torch.uint8, device=device)
+    pinned = torch.ones(HOST_LINK_BYTES, dtype=torch.uint8, pin_memory=True)
+    pageable = torch.ones(HOST_LINK_BYTES, dtype=torch.uint8)  # written: every page is mapped
+    for name, copy in host_link_copies(device_buffer, pinned, pageable).items():
+        record(name, HOST_LINK_BYTES / sustained_ms(copy, HOST_LINK_SUSTAIN_S) / 1e6)
+    del device_buffer, pinned, pageable
     n = 8192
     kinds = [("bf16", torch.bfloat16, False), ("tf32", torch.float32, True),
              ("fp32", torch.float32, False)]
@@ -219,16 +256,31 @@ def measure_ceilings(device: str = "cuda", full: bool = False,
     return ceilings
 
 
-# Vendor datasheet figures (dense, SXM parts): HBM bandwidth in GB/s and TFLOP/s. Leads for
-# comparison only; every %-of-ceiling figure uses measured ceilings.
+# The host link's theoretical rate per direction: PCIe Gen5 x16 is 32 GT/s x 16 lanes = 64 GB/s
+# (63 after 128b/130b encoding; packet headers and flow control take more), Gen4 x16 half.
+# Pinned and pageable copies cross the same link, so both are shown against it.
+PCIE_GEN5_X16_GBPS = 64
+PCIE_GEN4_X16_GBPS = 32
+
+# Vendor datasheet figures (dense, SXM parts): HBM bandwidth in GB/s and TFLOP/s, and the host
+# link's theoretical GB/s per direction (HOST_LINK_DATASHEET_NOTE). Leads for comparison only;
+# every %-of-ceiling figure uses measured ceilings.
 DATASHEET: dict[str, dict[str, float]] = {
     "h100": {"copy_gbps": 3350, "matmul_fp32_tflops": 67, "matmul_tf32_tflops": 495,
-             "matmul_bf16_tflops": 989, "matmul_fp16_tflops": 989, "matmul_fp8_tflops": 1979},
+             "matmul_bf16_tflops": 989, "matmul_fp16_tflops": 989, "matmul_fp8_tflops": 1979,
+             **dict.fromkeys(HOST_LINK_CEILINGS, PCIE_GEN5_X16_GBPS)},
     "h200": {"copy_gbps": 4800, "matmul_fp32_tflops": 67, "matmul_tf32_tflops": 495,
-             "matmul_bf16_tflops": 989, "matmul_fp16_tflops": 989, "matmul_fp8_tflops": 1979},
+             "matmul_bf16_tflops": 989, "matmul_fp16_tflops": 989, "matmul_fp8_tflops": 1979,
+             **dict.fromkeys(HOST_LINK_CEILINGS, PCIE_GEN5_X16_GBPS)},
     "a100": {"copy_gbps": 2039, "matmul_fp32_tflops": 19.5, "matmul_tf32_tflops": 156,
-             "matmul_bf16_tflops": 312, "matmul_fp16_tflops": 312},
+             "matmul_bf16_tflops": 312, "matmul_fp16_tflops": 312,
+             **dict.fromkeys(HOST_LINK_CEILINGS, PCIE_GEN4_X16_GBPS)},
 }
+HOST_LINK_DATASHEET_NOTE = (
+    f"h2d/d2h: host<->device copies of {HOST_LINK_BYTES >> 20} MiB from/to pinned or pageable "
+    f"host memory. Their datasheet figure is the PCIe link's theoretical rate per direction "
+    f"(Gen5 x16: {PCIE_GEN5_X16_GBPS} GB/s, Gen4 x16: {PCIE_GEN4_X16_GBPS}), which no copy "
+    f"reaches: packet headers and flow control share the link.")
 
 
 def _cache_file() -> Path:

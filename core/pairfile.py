@@ -5,6 +5,7 @@ import importlib
 from pathlib import Path
 
 from core.benchmark import Benchmark, Requirements, option, validate
+from core.tuning import numa_node_count
 
 
 class PairError(RuntimeError):
@@ -45,7 +46,7 @@ def unmet_requirement(bench: object, device: str) -> str | None:
     if device == "cpu":
         if req.cuda and not option(bench, "supports_cpu", False):
             return "needs a CUDA GPU; none is available on this machine"
-        return None
+        return _unmet_on_host(req)
     import torch
 
     if req.gpus > torch.cuda.device_count():
@@ -64,4 +65,11 @@ def unmet_requirement(bench: object, device: str) -> str | None:
 
         if nvcc_path() is None:
             return "needs nvcc (the CUDA toolkit) to build its .cu file; set CUDA_HOME"
+    return _unmet_on_host(req)
+
+
+def _unmet_on_host(req: Requirements) -> str | None:
+    """What the host itself lacks, whatever the device."""
+    if req.numa_nodes > 1 and (nodes := numa_node_count()) < req.numa_nodes:
+        return f"needs {req.numa_nodes} NUMA nodes; this machine has {nodes}"
     return None

@@ -1,0 +1,22 @@
+"""Baseline: `batch.to("cuda")` from pageable host memory, the line a training loop starts with.
+
+The GPU's copy engines can only DMA from page-locked (pinned) host memory: the OS may move a
+pageable page at any time. So for a pageable source the CUDA driver copies the batch piece by
+piece into its own small pinned staging buffers, on the calling CPU thread, and the copy
+engine DMAs each piece from there; torch then waits for the copy to finish before `.to()`
+returns. The result is a new device tensor each call, from torch's caching allocator.
+"""
+import torch
+
+from ch02._memory_transfer_common import TransferBench
+
+
+class PageableTransfer(TransferBench):
+    def run(self, batch: torch.Tensor) -> torch.Tensor:
+        return batch.to(self.device)
+
+
+get_benchmark = PageableTransfer
+
+if __name__ == "__main__":
+    PageableTransfer.main()
