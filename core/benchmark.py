@@ -146,6 +146,10 @@ class Benchmark:
     # A pair about keeping the GPU fed (data loading): after timing, report each side's GPU
     # busy share, NVML's kernel-running time while the side runs back to back (core.busy).
     report_gpu_busy: bool = False
+    # Seconds per side the adaptive timing may spend before it stops at its time cap (default
+    # core.timing.StopPolicy.max_time_s, 4 s). Host-bound steps with a spread of their own
+    # (data loaders, thread pools) need longer to pin their median down to ±1%.
+    time_cap_s: float | None = None
     inplace: bool = False  # run() writes its result into its inputs: each call gets a fresh copy
     description: str = ""
     ctx: BenchContext = BenchContext()  # set by the harness before setup()

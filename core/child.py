@@ -396,6 +396,9 @@ class PairSession:
         if device.startswith("cuda"):
             self.integrity.launch_gap_ms = timing.launch_gap_ms(device)
         policy = timing.StopPolicy(fixed_samples=self.spec.iterations)
+        cap = option(self.baseline, "time_cap_s", None)
+        if cap:
+            policy.max_time_s = float(cap)
         warmup = self.spec.warmup
         if self.ranks.distributed:
             if warmup is None:
