@@ -73,7 +73,7 @@ def _provenance(record: RunRecord, count: int) -> str:
             f"{fp.get('git_commit', '?')} ({fp.get('sm_count', '?')} SMs, driver "
             f"{fp.get('driver', '?')}, CUDA {fp.get('cuda_runtime', '?')}, torch "
             f"{fp.get('torch', '?')}); ceilings measured in that run: {ceilings} (GB/s for "
-            f"copy, TFLOP/s for matmul).")
+            f"copy and the links, TFLOP/s for matmul).")
 
 
 def _drop_gate_column(markdown: str) -> list[str]:
