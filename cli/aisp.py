@@ -21,7 +21,8 @@ app = typer.Typer(help="Benchmark harness for 'AI Systems Performance Engineerin
                        "optimized pairs per chapter, verified, gated against stored speedups.",
                   no_args_is_help=True, add_completion=False)
 bench_app = typer.Typer(help="List, run and gate benchmark pairs.", no_args_is_help=True)
-hw_app = typer.Typer(help="Describe this machine's GPU.", no_args_is_help=True)
+hw_app = typer.Typer(help="Describe this machine: its GPUs, their ceilings and links, and the host "
+                             "settings the book tunes (read-only).", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 app.add_typer(hw_app, name="hw")
 
