@@ -8,11 +8,9 @@ by tests/test_gpu.py on a GPU.
 from __future__ import annotations
 
 import ast
-import os
 import shutil
 from pathlib import Path
 
-import pytest
 import torch
 
 from core import REPO_ROOT
