@@ -78,6 +78,15 @@ def release(key: str) -> None:
         entry[0].cleanup()
 
 
+def close(bench: object) -> None:
+    """A side's teardown of what it opened: its file descriptor (`fd`) and its share of the
+    data directory (`fixture`), whichever setup() got as far as creating."""
+    if hasattr(bench, "fd"):
+        os.close(bench.fd)
+    if hasattr(bench, "fixture"):
+        release(bench.fixture)
+
+
 def evict_from_page_cache(fd: int) -> None:
     """Ask the kernel to drop the file's clean pages from the page cache, so the next read
     comes from the drive (no privileges needed; no effect on tmpfs, whose pages are the file)."""

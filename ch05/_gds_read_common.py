@@ -93,10 +93,7 @@ class FileToGpu(Benchmark):
         return torch.from_numpy(host.copy()).to(self.device)
 
     def teardown(self) -> None:
-        if hasattr(self, "fd"):
-            os.close(self.fd)
-        if hasattr(self, "fixture"):
-            _files.release(self.fixture)
+        _files.close(self)
 
     def workload(self) -> Workload:
         return Workload(link_bytes=self.cfg.read_bytes, link="h2d")

@@ -242,10 +242,7 @@ class TokenPipeline(Benchmark):
         return torch.stack(losses), torch.stack(checksums)
 
     def teardown(self) -> None:
-        if hasattr(self, "fd"):
-            os.close(self.fd)
-        if hasattr(self, "fixture"):
-            _files.release(self.fixture)
+        _files.close(self)
 
     def workload(self) -> Workload:
         return Workload(units=self.cfg.tokens_per_run, unit_name="tokens")
