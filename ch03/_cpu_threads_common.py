@@ -33,6 +33,7 @@ RING_SLOTS = 2
 
 class NormalizeFeeder(Benchmark):
     supports_cpu = True
+    cpu_bound = "the feeders normalize the batch on the host's cores"
 
     def setup(self, ctx: BenchContext) -> None:
         self.workers = min(MAX_WORKERS, len(usable_cpus()))

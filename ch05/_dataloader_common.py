@@ -179,6 +179,7 @@ class LoaderPipeline(Benchmark):
     """Subclasses build the DataLoader (make_loader) and say how batches cross to the GPU."""
 
     supports_cpu = True
+    cpu_bound = "decoding images on the host sets the pace; the GPU is mostly idle"
     report_gpu_busy = True  # the share of the time the GPU runs kernels (core.busy)
     time_cap_s = 15.0  # a 1 s host-bound step: 4 s gave ~10 samples and a ±8% interval (H100)
     normalize_on_host = True  # False: the loader yields uint8 and the GPU normalizes

@@ -178,6 +178,7 @@ class TinyLM(nn.Module):
 # --- the pair --------------------------------------------------------------------------------
 class TokenPipeline(Benchmark):
     supports_cpu = True
+    cpu_bound = "reading, tokenizing and packing run on the host"
     report_gpu_busy = True  # the share of the time the GPU runs kernels (core.busy)
     time_cap_s = 12.0  # host-bound steps with a spread: 4 s left a ±5% interval (H100)
 

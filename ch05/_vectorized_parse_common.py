@@ -45,6 +45,7 @@ def features(label: torch.Tensor, dense: torch.Tensor,
 
 class ParseRecords(Benchmark):
     supports_cpu = True
+    cpu_bound = "parsing runs on the host, in Python or NumPy"
 
     def make_inputs(self, seed: int) -> torch.Tensor:
         """The raw bytes of RECORDS records (a 1-D uint8 tensor on the host)."""

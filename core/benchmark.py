@@ -15,7 +15,7 @@ and optionally `reference(inputs)` (a trusted answer, checked against the baseli
 `timing_mode` ("hot"; "cold": L2 flushed before each sample; "graph": CUDA-graph replay, for
 kernels shorter than the host's launch), `goal` ("speed", or "memory": the gate judges the
 side's peak device memory, core.memory), `teaching`, `negative_result`, `stateful`, `inplace`,
-`seed_sensitive`, `rank0_output` and `teardown()`. The harness sets `self.ctx` before it calls setup().
+`seed_sensitive`, `rank0_output`, `cpu_bound` and `teardown()`. The harness sets `self.ctx` before it calls setup().
 
 Because the harness builds the inputs, it can refill them with fresh values between timed
 batches and check timed outputs against the baseline on the same values (core.child); an
@@ -150,6 +150,13 @@ class Benchmark:
     # core.timing.StopPolicy.max_time_s, 4 s). Host-bound steps with a spread of their own
     # (data loaders, thread pools) need longer to pin their median down to ±1%.
     time_cap_s: float | None = None
+    # A pair whose time is host CPU work (decoding, tokenizing, Python scheduling), not the
+    # GPU's: say which work. Its speedup depends on the host's CPU and on what else runs there
+    # (a cloud VM's cores vary ±15% call to call), not only on the GPU model the expectation
+    # is keyed by, so it is gated with core.expectations.CPU_BOUND_TOLERANCE instead of the
+    # default, and the table marks it `cpu-bound`. The host's CPU model and cores are in the
+    # stored entry's provenance.
+    cpu_bound: str = ""
     inplace: bool = False  # run() writes its result into its inputs: each call gets a fresh copy
     description: str = ""
     ctx: BenchContext = BenchContext()  # set by the harness before setup()

@@ -178,6 +178,8 @@ class PairSession:
             self.loaded.append(bench)
             self.examples[e["name"]].negative_result = option(bench, "negative_result", "")
             self.examples[e["name"]].goal = option(bench, "goal", "speed")
+            self.examples[e["name"]].cpu_bound = (option(bench, "cpu_bound", "")
+                                                  or option(self.baseline, "cpu_bound", ""))
             self.check_guard("while importing", e["name"])
         if self.measures_memory:
             prime_libraries()  # library workspaces are nobody's footprint (core.memory)
@@ -510,7 +512,9 @@ class PairSession:
             ex.timing = self.side_result(name, measurement)
             ex.baseline = self.result.baseline
             ex.speedup = self.result.baseline.stats.median / ex.timing.stats.median
-            ex.speedup_ci = speedup_interval(base, samples)
+            rounds = ([len(b.samples_ms) for b in measurement.batches["baseline"]],
+                      [len(b.samples_ms) for b in measurement.batches[name]])
+            ex.speedup_ci = speedup_interval(base, samples, rounds=rounds)
 
     def across_ranks(self, measurement: timing.Measurement) -> None:
         """Each sample becomes the slowest rank's (ranks time the same calls, in step); each

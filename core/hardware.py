@@ -33,6 +33,11 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
+def usable_cores() -> int:
+    """CPUs this process may run on (its affinity mask: a container's share, not the host's)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def cpu_key(model: str | None = None) -> str:
     """`AMD EPYC 9454 48-Core Processor` → `cpu_amd_epyc_9454`: CPU timings are stored per
     CPU model, so one machine's numbers never gate another's."""
@@ -131,10 +136,10 @@ def fingerprint() -> dict[str, Any]:
     info: dict[str, Any] = {
         "torch": torch.__version__, "cuda_runtime": torch.version.cuda,
         "python": platform.python_version(), "host": platform.node(),
-        "git_commit": git_commit(),
+        "git_commit": git_commit(), "cpu": cpu_model(), "cpu_cores": usable_cores(),
     }
     if not torch.cuda.is_available():
-        info.update(device="cpu", hardware_key=cpu_key(), cpu=cpu_model())
+        info.update(device="cpu", hardware_key=cpu_key())
         return info
     index = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(index)

@@ -158,6 +158,7 @@ class ExampleResult:
     negative_result: str = ""  # the optimized side is slower here by design: why (not gated)
     goal: str = "speed"  # "memory": the gate judges memory_ratio, the time is reported beside
     noisy: str = ""  # why the result is too noisy to trust (then it is never stored)
+    cpu_bound: str = ""  # the host CPU work that sets the pair's time (Benchmark.cpu_bound)
     verification: Verification | None = None
     timing: SideResult | None = None  # the optimized side
     baseline: SideResult | None = None  # the pair's baseline (shared by its variants)
@@ -200,7 +201,7 @@ class ExampleResult:
                                "status": self.status, "reason": self.reason,
                                "chapter": self.chapter, "stem": self.stem, "teaching": self.teaching,
                                "negative_result": self.negative_result, "noisy": self.noisy,
-                               "goal": self.goal}
+                               "goal": self.goal, "cpu_bound": self.cpu_bound}
         if self.verification is not None:
             out["verification"] = self.verification.to_dict()
         if self.timing is not None:
@@ -221,7 +222,7 @@ class ExampleResult:
             chapter=data.get("chapter", ""), stem=data.get("stem", ""),
             teaching=bool(data.get("teaching", False)),
             negative_result=data.get("negative_result", ""), noisy=data.get("noisy", ""),
-            goal=data.get("goal", "speed"),
+            goal=data.get("goal", "speed"), cpu_bound=data.get("cpu_bound", ""),
             verification=Verification.from_dict(data["verification"]) if data.get("verification") else None,
             timing=SideResult.from_dict(data["timing"]) if data.get("timing") else None,
             baseline=baseline, speedup=data.get("speedup"),

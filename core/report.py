@@ -7,6 +7,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from core import atomic
+from core.expectations import CPU_BOUND_TOLERANCE
 from core.memory import mib
 from core.metrics import headline
 from core.record import ExampleResult, PairResult, RunRecord
@@ -41,7 +42,7 @@ def row(ex: ExampleResult) -> list[str]:
         lo, hi = ex.speedup_ci or (ex.speedup, ex.speedup)
         speedup = f"{ex.speedup:.2f}x [{lo:.2f}-{hi:.2f}]"
         speedup += " NOISY" if ex.noisy else ""
-        speedup += " host-bound" if ex.host_bound else ""
+        speedup += " cpu-bound" if ex.cpu_bound else " host-bound" if ex.host_bound else ""
         speedup += " graph" if ex.timing and ex.timing.graph_calls else ""
         if ex.goal == "memory":
             ratio = ex.memory_ratio
@@ -88,7 +89,11 @@ def notes(rows: list[ExampleResult]) -> list[str]:
             lines.append(f"{gate.status.upper()} {ex.id}: {gate.message}")
         if ex.noisy:
             lines.append(f"NOISY {ex.id}: {ex.noisy}; the speedup is not a result (never stored)")
-        for side in ex.host_bound:
+        if ex.cpu_bound:
+            lines.append(f"CPU-BOUND {ex.id}: {ex.cpu_bound}; the speedup depends on the host's "
+                         f"CPU (model and cores in the provenance) as much as on the GPU, so it "
+                         f"is gated with a {CPU_BOUND_TOLERANCE:.0%} tolerance")
+        for side in ([] if ex.cpu_bound else ex.host_bound):
             timing = ex.baseline if side == "baseline" else ex.timing
             lines.append(f"HOST-BOUND {ex.id}: the {side} side's host time per call "
                          f"({timing.host_ms * 1e3:.1f} µs) reaches its GPU time per call "

@@ -203,9 +203,12 @@ def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
         if ex.goal == "memory":
             ex.expectation = memory_gate(ex, stored.get(ex.name))
         else:
+            tolerance = (expect.CPU_BOUND_TOLERANCE if ex.cpu_bound
+                         else expect.DEFAULT_TOLERANCE)
             ex.noisy = expect.noisy_reason((ex.baseline.stats.n, ex.timing.stats.n),
-                                           tuple(ex.speedup_ci), result.stop_reason)
+                                           tuple(ex.speedup_ci), result.stop_reason, tolerance)
             ex.expectation = expect.gate(stored.get(ex.name), ex.speedup, tuple(ex.speedup_ci),
+                                         default_tolerance=tolerance,
                                          negative_result=ex.negative_result)
         if ex.teaching and ex.expectation.status in ("regression", "inconclusive"):
             # the book's deliberately naive example: its speedup is the lesson, not a result
@@ -227,7 +230,7 @@ def memory_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.GateR
 
 def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[str, Any]:
     keep = ("device", "compute_capability", "driver", "cuda_runtime", "torch", "nvcc", "git_commit",
-            "sm_count", "memory_gib")
+            "sm_count", "memory_gib", "cpu", "cpu_cores")
     memory = {}
     if ex.goal == "memory" and ex.memory_ratio is not None:
         memory = {"goal": "memory", "memory_ratio": round(ex.memory_ratio, 4),
@@ -235,6 +238,7 @@ def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[st
                   "optimized_peak_bytes": ex.timing.memory.peak_bytes}
     return {
         **memory,
+        **({"cpu_bound": ex.cpu_bound} if ex.cpu_bound else {}),
         "speedup": round(ex.speedup, 4),
         "speedup_ci": [round(x, 4) for x in ex.speedup_ci],
         "baseline_ms": round(ex.baseline_ms, 6),

@@ -64,6 +64,47 @@ def test_a_tight_interval_is_not_noisy():
     assert result.examples[0].noisy == ""
 
 
+# --- CPU-bound pairs ------------------------------------------------------------------------
+
+def test_a_cpu_bound_pair_is_gated_with_the_wider_tolerance_and_says_so():
+    """A pair whose time is host CPU work is gated with CPU_BOUND_TOLERANCE (its numbers move
+    with the host), stored with an interval up to that wide, and marked in table and notes;
+    the same numbers on an ordinary pair are a regression and too noisy to store."""
+    stored = {"x": {"speedup": 5.0}}
+    results = {}
+    for cpu_bound in ("", "decoding on the host"):
+        result = pair_result(side(4.2), side(1.0), (3.95, 4.45))  # 16% below the stored 5.0x
+        result.examples[0].cpu_bound = cpu_bound
+        annotate(result, PAIR, {}, stored)
+        results[bool(cpu_bound)] = result.examples[0]
+    ordinary, cpu = results[False], results[True]
+    assert ordinary.expectation.status == "regression" and "wider than ±5%" in ordinary.noisy
+    assert cpu.expectation.status == "pass" and cpu.noisy == ""
+    assert cpu.expectation.floor == pytest.approx(5.0 * (1 - expect.CPU_BOUND_TOLERANCE))
+    assert "cpu-bound" in row(cpu)[3] and "cpu-bound" not in row(ordinary)[3]
+    assert any(line.startswith("CPU-BOUND ch90:x: decoding on the host") for line in notes([cpu]))
+    # past the wider tolerance it is still a regression, and wider intervals are still noisy
+    worse = pair_result(side(3.0), side(1.0), (2.9, 3.1))
+    worse.examples[0].cpu_bound = "decoding on the host"
+    annotate(worse, PAIR, {}, stored)
+    assert worse.examples[0].expectation.status == "regression"
+    wide = pair_result(side(4.2), side(1.0), (3.6, 4.8))
+    wide.examples[0].cpu_bound = "decoding on the host"
+    annotate(wide, PAIR, {}, {})
+    assert "wider than ±12%" in wide.examples[0].noisy
+
+
+def test_stored_entries_name_the_host_cpu():
+    from core.runner import expectation_entry
+
+    result = pair_result(side(4.2), side(1.0), (4.1, 4.3))
+    result.examples[0].cpu_bound = "decoding on the host"
+    annotate(result, PAIR, {}, {})
+    entry = expectation_entry(result.examples[0], fingerprint())
+    assert entry["cpu_bound"] == "decoding on the host"
+    assert entry["provenance"]["cpu"] and entry["provenance"]["cpu_cores"] >= 1
+
+
 # --- host-bound sides ----------------------------------------------------------------------
 
 def test_host_bound_side_is_named_in_the_table_and_notes():

@@ -91,6 +91,42 @@ def test_speedup_interval_separates_different_ratios():
     assert lo > 2.5 and hi < 3.5
 
 
+def test_round_bootstrap_keeps_shared_drift_out_of_the_interval():
+    """Rounds alternate the sides, so a slow round slows both: resampling whole rounds sees
+    the ratio's own spread, resampling samples independently sees the drift's (ch05 on the
+    H100: 1.45-1.62 independently, 1.51-1.55 by rounds)."""
+    rng = np.random.default_rng(7)
+    rounds = 40
+    drift = rng.lognormal(0.0, 0.15, rounds)  # the host's speed, round by round
+    base = list(2.0 * drift * rng.lognormal(0.0, 0.01, rounds))
+    opt = list(1.0 * drift * rng.lognormal(0.0, 0.01, rounds))
+    lo_i, hi_i = speedup_interval(base, opt)
+    lo_r, hi_r = speedup_interval(base, opt, rounds=([1] * rounds, [1] * rounds))
+    assert lo_r < 2.0 < hi_r
+    assert (hi_r - lo_r) < 0.5 * (hi_i - lo_i)
+
+
+def test_round_bootstrap_does_not_narrow_independent_noise():
+    """Without shared drift, rounds of many samples give an interval no narrower than the
+    samples' own (several samples of one round are not independent evidence)."""
+    rng = np.random.default_rng(8)
+    base = list(2.0 * rng.lognormal(0.0, 0.05, 12 * 50))
+    opt = list(1.0 * rng.lognormal(0.0, 0.05, 12 * 25))
+    lo_i, hi_i = speedup_interval(base, opt)
+    lo_r, hi_r = speedup_interval(base, opt, rounds=([50] * 12, [25] * 12))
+    assert lo_r < 2.0 < hi_r
+    assert (hi_r - lo_r) > 0.7 * (hi_i - lo_i)
+
+
+@pytest.mark.parametrize("rounds", [([1] * 5, [1] * 5), ([2] * 12, [2] * 11),
+                                    ([3] * 12, [2] * 10)])
+def test_round_bootstrap_falls_back_when_rounds_are_few_or_do_not_line_up(rounds):
+    rng = np.random.default_rng(9)
+    base = list(rng.lognormal(0.0, 0.05, sum(rounds[0])))
+    opt = list(rng.lognormal(0.0, 0.05, sum(rounds[1])))
+    assert speedup_interval(base, opt, rounds=rounds) == speedup_interval(base, opt)
+
+
 # ---------------------------------------------------------------- timing on CPU
 
 def _cheap() -> int:
