@@ -13,8 +13,9 @@ chapter folder. Each file defines `get_benchmark()` returning a `Benchmark` with
 and optionally `reference(inputs)` (a trusted answer, checked against the baseline with
 `reference_tolerance`, else `tolerance`), `tolerance`, `requires`, `supports_cpu`,
 `timing_mode` ("hot"; "cold": L2 flushed before each sample; "graph": CUDA-graph replay, for
-kernels shorter than the host's launch), `goal` ("speed", or "memory": the gate judges the
-side's peak device memory, core.memory), `teaching`, `negative_result`, `stateful`, `inplace`,
+kernels shorter than the host's launch), `goal` ("speed"; "memory": the gate judges the
+side's peak device memory, core.memory; "compile_time": the gate judges each side's cold
+start in fresh processes with empty compiler caches, core.compile_time), `teaching`, `negative_result`, `stateful`, `inplace`,
 `seed_sensitive`, `rank0_output`, `cpu_bound` and `teardown()`. The harness sets `self.ctx` before it calls setup().
 
 Because the harness builds the inputs, it can refill them with fresh values between timed
@@ -34,8 +35,8 @@ if TYPE_CHECKING:  # torch is imported where it is used: the parent process stay
     import torch
 
 TimingMode = Literal["hot", "cold", "graph"]
-Goal = Literal["speed", "memory"]
-GOALS = ("speed", "memory")
+Goal = Literal["speed", "memory", "compile_time"]
+GOALS = ("speed", "memory", "compile_time")
 LINKS = ("h2d", "d2h", "p2p_oneway", "p2p_bidir")  # Workload.link
 Inputs = Any
 """A tensor, or a tuple/list/dict (nested) of tensors and plain constants."""
@@ -136,8 +137,10 @@ class Benchmark:
     negative_result: str = ""  # on an optimized side slower here by design: why (not gated)
     seed_sensitive: bool = True  # outputs must change with the input seed
     stateful: bool = False  # run() advances state (a training step): verified from fresh setups
-    # What the optimized side buys: "speed" (the speedup is gated) or "memory" (the peak device
-    # memory saved is gated, core.memory; the time is reported beside it).
+    # What the optimized side buys: "speed" (the speedup is gated), "memory" (the peak device
+    # memory saved is gated, core.memory) or "compile_time" (the cold start, setup() to first
+    # answer in fresh processes with empty compiler caches, is gated, core.compile_time); the
+    # time is reported beside the other two.
     goal: Goal = "speed"
     # Multi-GPU pairs: the answer is on rank 0 alone (a single-process baseline such as
     # nn.DataParallel drives every GPU from rank 0, and its run() returns None on the others).

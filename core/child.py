@@ -4,6 +4,7 @@
     python -m core.child --probe RESULT.json                 # fingerprint + same-run ceilings
     python -m core.child --profile-minimal SPEC.json OUT.json  # traces (core.profiling)
     python -m core.child --profile-side SPEC.json SIDE       # one iteration, for ncu/nsys
+    python -m core.child --cold-start SPEC.json SIDE OUT.json  # goal compile_time (core.compile_time)
 
 The token that signs the result comes on stdin (core.process). Steps for a pair:
 1. load every side; a variant must share the baseline's make_inputs (one builder per stem);
@@ -112,6 +113,7 @@ class PairSession:
         self.rank_medians: dict[str, list[float]] = {}  # side -> each rank's median (multi-GPU)
         self.setup_bytes: dict[str, int] = {}  # side -> device bytes its first setup() kept
         self.footprints: dict[str, Footprint] = {}  # side -> its memory (goal "memory" pairs)
+        self.setup_s: dict[str, float] = {}  # side -> its first setup()'s seconds
         self.answers_here = True  # this rank's outputs are verified (rank0_output: rank 0 only)
 
     # --- bookkeeping -------------------------------------------------------------------
@@ -197,10 +199,12 @@ class PairSession:
         bench.ctx = BenchContext(seed=self.spec.seed, device=self.device)
         cuda = self.device.startswith("cuda")
         before = torch.cuda.memory_allocated() if cuda else 0
+        started = time.perf_counter()
         try:
             bench.setup(bench.ctx)
         except Exception as exc:  # noqa: BLE001
             self.side_raised(name, exc, "setup")
+        self.setup_s.setdefault(name, time.perf_counter() - started)
         if cuda:
             self.setup_bytes.setdefault(name, torch.cuda.memory_allocated() - before)
         self.check_guard("during setup()", name)
@@ -539,7 +543,7 @@ class PairSession:
         return SideResult(summarize(measurement.samples_ms[name]), self.bench(name).workload(),
                           batches=batches, host_ms=host_ms, graph_calls=self.graph_calls.get(name, 0),
                           rank_medians_ms=self.rank_medians.get(name, []),
-                          memory=self.footprints.get(name))
+                          memory=self.footprints.get(name), setup_s=self.setup_s.get(name))
 
     # --- the whole pair ----------------------------------------------------------------
     def run(self) -> PairResult:
@@ -613,6 +617,21 @@ def run_pair(spec: PairSpec, rng: random.Random | None = None) -> PairResult:
     device = _device()
     ranks = from_environment(device)  # one rank unless torchrun started this process
     return PairSession(spec, device, rng or random.SystemRandom(), ranks).run()
+
+
+def cold_start(spec: PairSpec, side: str) -> dict[str, Any]:
+    """One side's setup() and first call in this fresh process (core.compile_time)."""
+    from core.compile_time import time_cold_start
+
+    paths = {"baseline": spec.baseline, **{e["name"]: e["path"] for e in spec.examples}}
+    try:
+        bench = load_benchmark(Path(paths[side]))
+        result = time_cold_start(bench, BenchContext(seed=spec.seed, device=_device()),
+                                 _new_seed(random.SystemRandom()))
+        bench.teardown()
+    except Exception as exc:  # noqa: BLE001 - reported to the runner, which fails the side
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    return result.to_dict()
 
 
 def ranks_needed(spec: PairSpec) -> int:
@@ -689,6 +708,9 @@ def main(argv: list[str]) -> int:
     elif mode == "--peak-ranks":  # hw peak --gpus N: link ceilings measured by N ranks
         out = Path(argv[2])
         payload = peak_ranks(int(argv[1]), argv, token, out)
+    elif mode == "--cold-start":
+        out = Path(argv[3])
+        payload = cold_start(PairSpec(**json.loads(Path(argv[1]).read_text())), argv[2])
     elif mode == "--profile-minimal":
         from core.profiling import profile_minimal
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.benchmark import Workload
+from core.compile_time import ColdStart, median_s
 from core.expectations import GateResult
 from core.memory import Footprint
 from core.stats import SampleStats
@@ -91,6 +92,8 @@ class SideResult:
     rank_medians_ms: list[float] = field(default_factory=list)  # per rank, for multi-GPU pairs
     memory: Footprint | None = None  # device memory (pairs with a goal "memory" variant)
     gpu_busy_pct: float | None = None  # kernels running, % of the time (report_gpu_busy pairs)
+    cold_starts: list[ColdStart] = field(default_factory=list)  # goal compile_time (fresh processes)
+    setup_s: float | None = None  # its first setup() in the pair's own run (caches as found)
 
     @property
     def median_ms(self) -> float:
@@ -111,6 +114,10 @@ class SideResult:
             out["memory"] = self.memory.to_dict()
         if self.gpu_busy_pct is not None:
             out["gpu_busy_pct"] = self.gpu_busy_pct
+        if self.cold_starts:
+            out["cold_starts"] = [s.to_dict() for s in self.cold_starts]
+        if self.setup_s is not None:
+            out["setup_s"] = self.setup_s
         if self.rates is not None:
             out["rates"] = self.rates.to_dict()
         return out
@@ -122,7 +129,8 @@ class SideResult:
                    [BatchCheck(**b) for b in data.get("batches", [])], data.get("host_ms"),
                    data.get("graph_calls", 0), data.get("rank_medians_ms", []),
                    Footprint.from_dict(data["memory"]) if data.get("memory") else None,
-                   data.get("gpu_busy_pct"))
+                   data.get("gpu_busy_pct"), [ColdStart(**s) for s in data.get("cold_starts", [])],
+                   data.get("setup_s"))
 
 
 @dataclass
@@ -156,7 +164,7 @@ class ExampleResult:
     stem: str = ""
     teaching: bool = False
     negative_result: str = ""  # the optimized side is slower here by design: why (not gated)
-    goal: str = "speed"  # "memory": the gate judges memory_ratio, the time is reported beside
+    goal: str = "speed"  # "memory" / "compile_time": the gate judges memory_ratio / compile_ratio
     noisy: str = ""  # why the result is too noisy to trust (then it is never stored)
     cpu_bound: str = ""  # the host CPU work that sets the pair's time (Benchmark.cpu_bound)
     verification: Verification | None = None
@@ -178,6 +186,15 @@ class ExampleResult:
         if self.baseline.memory is None or self.timing.memory is None:
             return None
         return self.baseline.memory.peak_bytes / max(1, self.timing.memory.peak_bytes)
+
+    @property
+    def compile_ratio(self) -> float | None:
+        """Baseline cold start over the optimized side's (medians; 2.0: compiles in half)."""
+        if self.baseline is None or self.timing is None:
+            return None
+        if not self.baseline.cold_starts or not self.timing.cold_starts:
+            return None
+        return median_s(self.baseline.cold_starts) / median_s(self.timing.cold_starts)
 
     @property
     def host_bound(self) -> list[str]:

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from core import REPO_ROOT, atomic
+from core import REPO_ROOT, atomic, compile_time
 from core import expectations as expect
 from core.expectations import pair_key
 from core.discovery import Example, Pair
@@ -134,6 +134,43 @@ def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: 
     return _failed(pair, examples, reason, time.perf_counter() - started)
 
 
+def measure_cold_starts(pair: Pair, examples: list[Example], pair_result: PairResult,
+                        options: RunOptions, run_dir: Path) -> None:
+    """Goal compile_time: each side's cold start in fresh processes (core.compile_time), for
+    the baseline and every measured compile_time variant. A side that fails or kept a cache
+    between processes fails its variant (a failing baseline, every such variant)."""
+    chosen = [ex for ex in pair_result.examples if ex.goal == "compile_time" and ex.measured]
+    safe = _safe(pair)
+    spec_path = run_dir / "logs" / f"{safe}.spec.json"  # written by run_pair
+    root = pair.baseline.parent.parent
+    errors: dict[str, str] = {}
+
+    def start(side: str, env: dict[str, str]) -> compile_time.ColdStart:
+        out = run_dir / "logs" / f"{safe}.{side}.cold.json"
+        outcome = run_child(["--cold-start", str(spec_path), side, str(out)], options.timeout_s,
+                            run_dir / "logs" / f"{safe}.{side}.cold.log", root, result=out, env=env)
+        payload = outcome.payload or {"error": outcome.problem or outcome.tail[-800:]}
+        if "error" in payload:
+            errors.setdefault(side, payload["error"])
+            return compile_time.ColdStart(float("nan"), float("nan"))
+        return compile_time.ColdStart(**payload)
+
+    found = compile_time.measure(["baseline", *[ex.name for ex in chosen]], start)
+    sides = {"baseline": pair_result.baseline, **{ex.name: ex.timing for ex in chosen}}
+    for side, starts in found.items():
+        problem = errors.get(side) or compile_time.persisted_problem(starts, sides[side].setup_s)
+        if problem and side != "baseline":
+            errors[side] = problem
+        elif problem:
+            errors["baseline"] = problem
+    pair_result.baseline.cold_starts = found["baseline"]
+    for ex in chosen:
+        ex.timing.cold_starts = found[ex.name]
+        why = errors.get(ex.name) or (f"baseline: {errors['baseline']}" if "baseline" in errors else "")
+        if why:
+            ex.fail(f"{ex.file}: cold start (goal compile_time): {why}")
+
+
 def profile_pair(pair: Pair, examples: list[Example], pair_result: PairResult,
                  options: RunOptions, run_dir: Path) -> dict[str, Any]:
     """Profiling runs of the verified sides, after (and apart from) the timing run."""
@@ -202,6 +239,8 @@ def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
         ex.timing.rates = rates(ex.timing.workload, ex.timing.median_ms, ceilings)
         if ex.goal == "memory":
             ex.expectation = memory_gate(ex, stored.get(ex.name))
+        elif ex.goal == "compile_time":
+            ex.expectation = compile_gate(ex, stored.get(ex.name))
         else:
             tolerance = (expect.CPU_BOUND_TOLERANCE if ex.cpu_bound
                          else expect.DEFAULT_TOLERANCE)
@@ -228,16 +267,43 @@ def memory_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.GateR
                        measure="memory_ratio")
 
 
+def compile_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.GateResult:
+    """A goal "compile_time" variant is gated on the cold start it saves. Compiling is host
+    CPU work, so the tolerance is the cpu_bound one. Its steady state must not be slower:
+    a compile that is faster because it optimizes less is no win."""
+    ratio = ex.compile_ratio
+    if ratio is None:
+        return expect.GateResult("new", "goal compile_time: no cold starts measured; not gated")
+    interval = compile_time.ratio_interval(ex.baseline.cold_starts, ex.timing.cold_starts)
+    lo, hi = interval
+    if hi / lo > 1 + expect.CPU_BOUND_TOLERANCE:
+        ex.noisy = (f"cold-start ratio {lo:.2f}-{hi:.2f} over {len(ex.timing.cold_starts)} fresh "
+                    f"processes per side is wider than ±{expect.CPU_BOUND_TOLERANCE / 2:.0%}")
+    gate = expect.gate(entry, ratio, interval, default_tolerance=expect.CPU_BOUND_TOLERANCE,
+                       negative_result=ex.negative_result, measure="compile_ratio")
+    slowest = 1 - expect.DEFAULT_TOLERANCE
+    if gate.status in ("pass", "new") and ex.speedup_ci and ex.speedup_ci[1] < slowest:
+        return expect.GateResult("regression", f"cold start {ratio:.2f}x faster, but the steady "
+                                 f"state runs at {ex.speedup:.2f}x (interval up to "
+                                 f"{ex.speedup_ci[1]:.2f}x, below {slowest:.2f}x): the faster "
+                                 f"compile costs run time", gate.stored_speedup, gate.floor)
+    return gate
+
+
 def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[str, Any]:
     keep = ("device", "compute_capability", "driver", "cuda_runtime", "torch", "nvcc", "git_commit",
             "sm_count", "memory_gib", "cpu", "cpu_cores")
-    memory = {}
+    goal_entry = {}
     if ex.goal == "memory" and ex.memory_ratio is not None:
-        memory = {"goal": "memory", "memory_ratio": round(ex.memory_ratio, 4),
+        goal_entry = {"goal": "memory", "memory_ratio": round(ex.memory_ratio, 4),
                   "baseline_peak_bytes": ex.baseline.memory.peak_bytes,
                   "optimized_peak_bytes": ex.timing.memory.peak_bytes}
+    if ex.goal == "compile_time" and ex.compile_ratio is not None:
+        goal_entry = {"goal": "compile_time", "compile_ratio": round(ex.compile_ratio, 4),
+                  "baseline_cold_start_s": round(compile_time.median_s(ex.baseline.cold_starts), 3),
+                  "optimized_cold_start_s": round(compile_time.median_s(ex.timing.cold_starts), 3)}
     return {
-        **memory,
+        **goal_entry,
         **({"cpu_bound": ex.cpu_bound} if ex.cpu_bound else {}),
         "speedup": round(ex.speedup, 4),
         "speedup_ci": [round(x, 4) for x in ex.speedup_ci],
@@ -295,6 +361,10 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                 continue
             listener(PairStarted(index, total, pair.id))
             pair_result = run_pair(pair, examples, options, run_dir)
+            if any(ex.goal == "compile_time" and ex.measured for ex in pair_result.examples):
+                listener(Note(f"      cold starts ({compile_time.COLD_STARTS} per side, fresh "
+                              f"processes, empty compiler caches) ..."))
+                measure_cold_starts(pair, examples, pair_result, options, run_dir)
             annotate(pair_result, pair, ceilings, stored_for(pair, pair_result))
             if options.profile != "none" and pair_result.status == "ok" and pair_result.ranks > 1:
                 pair_result.profile = {"mode": options.profile, "status": "skipped", "reason":

@@ -1,0 +1,131 @@
+"""Goal "compile_time" (core.compile_time): cold starts in fresh processes, on CPU.
+
+The fake sides stand in for a compiler: their setup() spins the CPU for a set time unless a
+"compiled artifact" already exists. The honest side keeps it where torch.compile keeps its
+cache (TORCHINDUCTOR_CACHE_DIR), which the harness makes empty for every cold start; the
+planted one keeps it in a fixed place, so its later cold starts are warm; another compiles
+fast but runs slower in the steady state.
+"""
+from __future__ import annotations
+
+import tempfile
+import uuid
+
+import pytest
+
+from core import compile_time
+from core import expectations as expect
+from core.compile_time import ColdStart, persisted_problem, ratio_interval
+from core.discovery import select
+from core.report import notes, row
+from core.runner import RunOptions, expectation_entry, run_suite
+from core.hardware import fingerprint
+from tests.conftest import VEC_COMMON, vec_pair_file, write_chapter
+
+SPIN = '''
+def spin(seconds):  # CPU work standing in for a compiler (no sleeping)
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+'''
+
+
+def compiling_side(seconds: float, cache_dir: str, run: str = "x, y = inputs\nreturn x + y") -> str:
+    """A side whose setup() 'compiles' for `seconds` unless `cache_dir`/artifact exists."""
+    source = vec_pair_file(run, attrs='goal = "compile_time"', setup=f"""
+        import os
+        from pathlib import Path
+        artifact = Path({cache_dir}) / "artifact"
+        if not artifact.exists():
+            spin({seconds})
+            artifact.parent.mkdir(parents=True, exist_ok=True)
+            artifact.write_text("compiled")
+        """)
+    return source.replace("class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
+
+
+INDUCTOR_CACHE = 'os.environ.get("TORCHINDUCTOR_CACHE_DIR", "/nonexistent/aisp")'
+
+
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cold") / "chapters"
+    own_cache = repr(f"{tempfile.gettempdir()}/aisp-planted-{uuid.uuid4().hex}")
+    baseline = vec_pair_file(setup="spin(0.6)").replace(
+        "class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
+    write_chapter(root, "ch93", {
+        "_vec_common.py": VEC_COMMON,
+        "baseline_vec.py": baseline,
+        "optimized_vec.py": compiling_side(0.2, INDUCTOR_CACHE),  # honest: 3x faster cold start
+        "optimized_vec_own_cache.py": compiling_side(0.6, own_cache),  # planted: warm after one
+        "optimized_vec_slow_steady.py": compiling_side(
+            0.2, INDUCTOR_CACHE, run="spin(0.002)\nx, y = inputs\nreturn x + y"),
+    })
+    options = RunOptions(iterations=3, warmup=1, timeout_s=120, output_dir=root.parent / "runs")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(expect, "MIN_SAMPLES", 1)
+        patch.setattr(expect, "MAX_INTERVAL_RATIO", float("inf"))
+        patch.setattr(compile_time, "COLD_STARTS", 2)
+        record = run_suite(select(["ch93"], root), options)
+    return {ex.name: ex for ex in record.rows}
+
+
+def test_cold_start_is_gated_and_reported(cold):
+    ex = cold["vec"]
+    assert ex.status == "ok", ex.reason
+    assert len(ex.baseline.cold_starts) == 2 and len(ex.timing.cold_starts) == 2
+    assert all(s.setup_s > 0.55 for s in ex.baseline.cold_starts)  # the spin, in setup
+    assert 2.0 < ex.compile_ratio < 4.5
+    assert ex.expectation.status == "new"
+    assert "faster cold start; time" in row(ex)[3]
+    assert any(line.startswith("COMPILE TIME ch93:vec (goal compile_time") for line in notes([ex]))
+    entry = expectation_entry(ex, fingerprint())
+    assert entry["goal"] == "compile_time" and entry["compile_ratio"] == pytest.approx(
+        ex.compile_ratio, rel=1e-3)
+    assert entry["baseline_cold_start_s"] > entry["optimized_cold_start_s"]
+
+
+def test_a_cache_kept_outside_the_fresh_directories_is_caught(cold):
+    ex = cold["vec_own_cache"]
+    assert ex.status == "failed"
+    assert "something it keeps between processes" in ex.reason
+
+
+def test_a_faster_compile_that_runs_slower_is_a_regression(cold):
+    ex = cold["vec_slow_steady"]
+    assert ex.status == "ok", ex.reason
+    assert ex.compile_ratio > 2.0
+    assert ex.expectation.status == "regression"
+    assert "costs run time" in ex.expectation.message
+
+
+def test_stored_compile_ratio_gates_later_runs():
+    from core.runner import compile_gate
+    from tests.test_honest_headlines import pair_result, side
+
+    result = pair_result(side(1.0), side(1.0), (0.99, 1.01))
+    ex = result.examples[0]
+    ex.goal = "compile_time"
+    ex.baseline = result.baseline
+    ex.baseline.cold_starts = [ColdStart(9.0, 1.0)] * 3
+    ex.timing.cold_starts = [ColdStart(4.0, 1.0)] * 3  # 2x faster; stored 3x: floor 2.25x
+    gate = compile_gate(ex, {"speedup": 1.0, "goal": "compile_time", "compile_ratio": 3.0})
+    assert gate.status == "regression" and gate.message.startswith("cold start 2.00x")
+    gate = compile_gate(ex, {"speedup": 1.0, "goal": "compile_time", "compile_ratio": 2.4})
+    assert gate.status == "pass"
+
+
+def test_entries_with_goal_compile_time_need_their_ratio(tmp_path):
+    path = tmp_path / "expectations_h100.json"
+    path.write_text('{"examples": {"x": {"speedup": 1.0, "goal": "compile_time"}}}')
+    with pytest.raises(expect.ExpectationsError, match="compile_ratio"):
+        expect.load(path)
+
+
+def test_persisted_and_interval_helpers():
+    fast, slow = ColdStart(1.0, 0.1), ColdStart(3.0, 0.1)
+    assert persisted_problem([slow, fast, fast]) is not None
+    assert persisted_problem([fast, slow, fast]) is None  # a slow later start is noise, not a cache
+    assert persisted_problem([fast, fast], run_setup_s=3.0) is not None  # the pair run was colder
+    assert persisted_problem([slow, slow], run_setup_s=3.0) is None
+    assert ratio_interval([slow, slow], [fast, slow]) == pytest.approx((1.0, 3.1 / 1.1))
