@@ -23,8 +23,11 @@ app = typer.Typer(help="Benchmark harness for 'AI Systems Performance Engineerin
 bench_app = typer.Typer(help="List, run and gate benchmark pairs.", no_args_is_help=True)
 hw_app = typer.Typer(help="Describe this machine: its GPUs, their ceilings and links, and the host "
                              "settings the book tunes (read-only).", no_args_is_help=True)
+tools_app = typer.Typer(help="Look inside a pair: what the compiler generated for it.",
+                        no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 app.add_typer(hw_app, name="hw")
+app.add_typer(tools_app, name="tools")
 
 USAGE_ERROR = 2
 
@@ -33,6 +36,7 @@ class Profile(str, Enum):
     none = "none"
     minimal = "minimal"
     deep = "deep"
+    memory = "memory"
 
 
 class Replay(str, Enum):
@@ -104,7 +108,9 @@ def run(
     profile: Profile = typer.Option(Profile.none, "--profile", help=(
         "After timing, profile each verified pair: minimal = NVTX ranges + a torch.profiler "
         "trace per side with its top kernels; deep = also Nsight Compute (and Nsight Systems "
-        "where installed) on one timed iteration per side. Never feeds the timings.")),
+        "where installed) on one timed iteration per side; memory = a CUDA allocator snapshot "
+        "per side (open it at pytorch.org/memory_viz) and the allocation sites holding the most "
+        "bytes at its peak, in summary.md. Never feeds the timings.")),
     ncu_replay_mode: Replay = typer.Option(Replay.kernel, help="Nsight Compute replay mode."),
     ncu_clock_control: str = typer.Option("none", help=(
         "Nsight Compute --clock-control: none keeps the GPU's clocks (durations comparable "
@@ -391,6 +397,61 @@ def hw_tuning_check(as_json: bool = typer.Option(False, "--json", help="Print JS
         typer.echo(json.dumps([{**asdict(c), "setting": c.label} for c in checks], indent=2))
         return
     typer.echo(render(checks))
+
+
+@tools_app.command("inspect-compiled")
+def inspect_compiled(
+    target: str = typer.Argument(..., help="One pair variant, e.g. ch14:model_compile."),
+    side: str = typer.Option("optimized", help="Which side: optimized (the target's variant) "
+                             "or baseline."),
+    out: Optional[Path] = typer.Option(None, help="Where to copy the generated code (default "
+                                       "runs/inspect/<target>/<side>)."),
+    timeout: float = typer.Option(1800.0, min=1.0, help="Seconds before the child is killed."),
+) -> None:
+    """Set one side up in a fresh process with empty compiler caches, call it once, and copy
+    the output code Inductor generated (Triton or C++ kernels and the call() launching them),
+    listing its kernels."""
+    from core.discovery import TargetError, select
+    from core.inspect_compiled import collect, fresh_caches
+    from core.process import run_child
+    from core.runner import _spec, RunOptions
+
+    try:
+        selection = select([target])
+    except TargetError as exc:
+        _usage_error(str(exc))
+    examples = [e for _, chosen in selection for e in chosen]
+    if len(examples) != 1:
+        _usage_error(f"{target} selects {len(examples)} variants; name one, e.g. "
+                     f"{examples[0].id if examples else 'ch14:model_compile'}")
+    if side not in ("optimized", "baseline"):
+        _usage_error(f"--side must be optimized or baseline, not {side!r}")
+    pair, example = selection[0][0], examples[0]
+    out = out or REPO_ROOT / "runs" / "inspect" / example.id.replace(":", "__") / side
+    out.mkdir(parents=True, exist_ok=True)
+    spec_path, result = out / "spec.json", out / "cold_start.json"
+    spec_path.write_text(json.dumps(_spec(pair, [example], RunOptions()), indent=2))
+    tmp, env = fresh_caches()
+    with tmp:
+        outcome = run_child(["--cold-start", str(spec_path),
+                             "baseline" if side == "baseline" else example.name, str(result)],
+                            timeout, out / "child.log", pair.baseline.parent.parent,
+                            result=result, env=env)
+        payload = outcome.payload or {"error": outcome.problem or outcome.tail[-1500:]}
+        if "error" in payload:
+            typer.echo(f"{example.id} ({side}) failed: {payload['error']}", err=True)
+            raise typer.Exit(1)
+        code = collect(Path(env["TORCHINDUCTOR_CACHE_DIR"]), out)
+    typer.echo(f"{example.id} ({side}): setup {payload['setup_s']:.1f} s, first call "
+               f"{payload['first_call_s']:.1f} s; {len(code.kernels)} output-code "
+               f"module(s), {code.kernel_count} kernel(s), copied to {out}")
+    for name, kernels in code.kernels.items():
+        typer.echo(f"  {name}: {len(kernels)} kernel(s)")
+        for kernel in kernels:
+            typer.echo(f"    {kernel}")
+    if not code.kernels:
+        typer.echo("  nothing compiled: this side does not call torch.compile (or its code "
+                   "came from a cache outside TORCHINDUCTOR_CACHE_DIR)")
 
 
 def chapter_main(compare_file: str, argv: list[str] | None = None) -> None:

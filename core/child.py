@@ -4,6 +4,7 @@
     python -m core.child --probe RESULT.json                 # fingerprint + same-run ceilings
     python -m core.child --profile-minimal SPEC.json OUT.json  # traces (core.profiling)
     python -m core.child --profile-side SPEC.json SIDE       # one iteration, for ncu/nsys
+    python -m core.child --profile-memory SPEC.json OUT.json   # allocator snapshots (core.profiling)
     python -m core.child --cold-start SPEC.json SIDE OUT.json  # goal compile_time (core.compile_time)
 
 The token that signs the result comes on stdin (core.process). Steps for a pair:
@@ -711,6 +712,11 @@ def main(argv: list[str]) -> int:
     elif mode == "--cold-start":
         out = Path(argv[3])
         payload = cold_start(PairSpec(**json.loads(Path(argv[1]).read_text())), argv[2])
+    elif mode == "--profile-memory":
+        from core.profiling import profile_memory
+
+        out = Path(argv[2])
+        payload = profile_memory(PairSpec(**json.loads(Path(argv[1]).read_text())), out.parent)
     elif mode == "--profile-minimal":
         from core.profiling import profile_minimal
 

@@ -5,6 +5,9 @@
     deep:    minimal, then Nsight Compute on one timed iteration of each side (filtered to
              the side's `aisp_<side>_timed` NVTX range) with a short per-kernel summary;
              Nsight Systems likewise where `nsys` exists. A missing tool is a SKIP, not a crash.
+    memory:  one CUDA allocator snapshot per side (torch.cuda.memory._record_memory_history,
+             from before its setup() to after two calls; open it at pytorch.org/memory_viz)
+             and the allocation sites that held the most bytes at the side's peak.
 """
 from __future__ import annotations
 
@@ -17,7 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-PROFILE_MODES = ("none", "minimal", "deep")
+PROFILE_MODES = ("none", "minimal", "deep", "memory")
+SNAPSHOT_ENTRIES = 200_000  # allocator events kept per side (the history is a ring buffer)
+TOP_SITES = 5
 TRACE_CALLS = 3  # timed iterations recorded per side in a torch.profiler trace
 NCU_SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "MemoryWorkloadAnalysis")
 # Per-kernel summary: duration, DRAM and SM throughput (% of peak), achieved occupancy.
@@ -213,3 +218,77 @@ def profile_side(spec: Any, side: str) -> None:
         bench.run(inputs)
     if device == "cuda":
         torch.cuda.synchronize()
+
+
+def profile_memory(spec: Any, out_dir: Path) -> dict[str, Any]:
+    """Each side's allocator history from before its setup() to after two calls, one side at
+    a time (sides set up earlier stay alive, as in the timing run; their blocks are not in
+    this side's history)."""
+    import torch
+
+    from core.benchmark import BenchContext
+    from core.pairfile import load_benchmark
+
+    if not torch.cuda.is_available():
+        return {"status": "skipped", "reason": "allocator snapshots need a CUDA device"}
+    paths = {"baseline": spec.baseline, **{e["name"]: e["path"] for e in spec.examples}}
+    report, inputs, kept = {}, None, []
+    for name, path in paths.items():
+        bench = load_benchmark(Path(path))
+        torch.cuda.synchronize()
+        torch.cuda.memory._record_memory_history(max_entries=SNAPSHOT_ENTRIES, stacks="python")
+        try:
+            bench.ctx = BenchContext(seed=spec.seed, device="cuda")
+            bench.setup(bench.ctx)
+            if inputs is None:  # the baseline's builder, shared by every side
+                inputs = bench.make_inputs(spec.seed + 1)
+            for _ in range(2):
+                bench.run(inputs)
+            torch.cuda.synchronize()
+            snapshot = torch.cuda.memory._snapshot()
+        finally:
+            torch.cuda.memory._record_memory_history(enabled=None)
+        path_out = out_dir / f"{name}.memory.pickle"
+        with open(path_out, "wb") as handle:
+            import pickle
+
+            pickle.dump(snapshot, handle)
+        report[name] = {"snapshot": str(path_out), "top": top_sites(snapshot)}
+        kept.append(bench)  # alive, as in the timing run
+    return {"sides": report}
+
+
+def top_sites(snapshot: dict[str, Any], limit: int = TOP_SITES) -> list[dict[str, Any]]:
+    """Replay the snapshot's allocation history and return the sites (the first stack frame
+    outside torch and the harness) holding the most bytes at the moment the history peaked."""
+    live: dict[int, tuple[int, str]] = {}  # address -> (bytes, site)
+    by_site: dict[str, int] = {}
+    current = peak = 0
+    at_peak: dict[str, int] = {}
+    for trace in snapshot.get("device_traces", []):
+        for event in trace:
+            action, addr = event.get("action"), event.get("addr")
+            if action == "alloc":
+                size, site = event.get("size", 0), _site(event.get("frames", []))
+                live[addr] = (size, site)
+                by_site[site] = by_site.get(site, 0) + size
+                current += size
+                if current > peak:
+                    peak, at_peak = current, dict(by_site)
+            elif action == "free_requested" and addr in live:  # its bytes leave the side's use
+                size, site = live.pop(addr)
+                by_site[site] -= size
+                current -= size
+    ranked = sorted(at_peak.items(), key=lambda item: -item[1])[:limit]
+    return [{"site": site, "bytes": nbytes} for site, nbytes in ranked if nbytes > 0]
+
+
+def _site(frames: list[dict[str, Any]]) -> str:
+    """'ch13/_memory_profiling_common.py:88 forward' — the first frame that is the pair's."""
+    for frame in frames:
+        name = str(frame.get("filename", ""))
+        if "/torch/" in name or "/core/" in name or name.startswith("<"):
+            continue
+        short = "/".join(Path(name).parts[-2:])
+        return f"{short}:{frame.get('line', '?')} {frame.get('name', '')}".strip()
+    return "(inside torch)"

@@ -187,8 +187,11 @@ def _profile_lines(pairs: list[PairResult]) -> list[str]:
         if not profile:
             continue
         lines += ["", f"### {pair.pair} ({profile['mode']})", ""]
-        if profile.get("status") == "skipped":
-            lines.append(f"skipped: {profile['reason']}")
+        if profile.get("status") in ("skipped", "failed"):
+            lines.append(f"{profile['status']}: {profile['reason']}")
+            continue
+        if profile["mode"] == "memory":
+            lines += _memory_profile_lines(profile)
             continue
         if profile.get("minimal_error"):
             lines += ["torch.profiler run failed:", "```", profile["minimal_error"], "```"]
@@ -216,6 +219,17 @@ def _profile_lines(pairs: list[PairResult]) -> list[str]:
                 if kernels:
                     lines += ["", tabulate(kernels, headers=["kernel", "µs", "DRAM %", "SM %",
                                                              "occupancy %"], tablefmt="github", disable_numparse=True), ""]
+    return lines
+
+
+def _memory_profile_lines(profile: dict) -> list[str]:
+    lines: list[str] = []
+    for side, info in profile.get("sides", {}).items():
+        lines += [f"**{side}**: allocator snapshot `{info['snapshot']}` (pytorch.org/memory_viz)", ""]
+        top = [[site["site"][:80], mib(site["bytes"])] for site in info["top"]]
+        if top:
+            lines += [tabulate(top, headers=["allocation site", "held at the peak"],
+                               tablefmt="github", disable_numparse=True), ""]
     return lines
 
 

@@ -39,7 +39,7 @@ class RunOptions:
     strict: bool = False
     output_dir: Path = REPO_ROOT / "artifacts" / "runs"
     resume: Path | None = None  # an earlier run directory: its finished pairs are kept
-    profile: str = "none"  # none | minimal | deep (core.profiling)
+    profile: str = "none"  # none | minimal | deep | memory (core.profiling)
     ncu_replay_mode: str = "kernel"
     ncu_clock_control: str = "none"
 
@@ -186,6 +186,14 @@ def profile_pair(pair: Pair, examples: list[Example], pair_result: PairResult,
     spec_path.write_text(json.dumps(_spec(pair, examples, options), indent=2))
     root = pair.baseline.parent.parent
     report: dict[str, Any] = {"mode": options.profile, "dir": str(out_dir)}
+    if options.profile == "memory":
+        found = out_dir / "memory.json"
+        outcome = run_child(["--profile-memory", str(spec_path), str(found)],
+                            options.timeout_s, out_dir / "memory.log", root, result=found)
+        if outcome.payload is None:
+            return {**report, "status": "failed",
+                    "reason": (outcome.problem or "") + outcome.tail[-1500:]}
+        return {**report, **outcome.payload}
     minimal = out_dir / "minimal.json"
     outcome = run_child(["--profile-minimal", str(spec_path), str(minimal)],
                         options.timeout_s, out_dir / "minimal.log", root, result=minimal)

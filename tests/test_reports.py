@@ -360,3 +360,36 @@ def test_profile_minimal_runs_every_side_on_cpu(make_chapter, fake_root, tmp_pat
     assert set(profile["sides"]) == {"baseline", "vec"}
     for side in profile["sides"].values():
         assert Path(side["trace"]).exists() and side["top"]
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="asserts the CPU message")
+def test_profile_memory_on_cpu_is_skipped_with_the_reason(make_chapter, fake_root, tmp_path):
+    from core.discovery import select
+    from core.runner import RunOptions, run_suite
+    from tests.conftest import GOOD_RUN, vec_chapter_files, vec_pair_file
+
+    make_chapter("ch93", vec_chapter_files(default=vec_pair_file(GOOD_RUN)))
+    options = RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs", profile="memory")
+    record = run_suite(select(["ch93"], root=fake_root), options)
+    profile = record.pairs[0].profile
+    assert profile["status"] == "skipped" and "need a CUDA device" in profile["reason"]
+    assert "skipped: allocator snapshots need a CUDA device" in summary_markdown(record)
+
+
+def test_top_allocation_sites_are_those_holding_the_peak():
+    """Sites are the first frame outside torch; ranked by what they held when the replayed
+    history peaked, not by what they allocated over time."""
+    def frames(line, name):
+        return [{"filename": "/site-packages/torch/nn/functional.py", "line": 1, "name": "linear"},
+                {"filename": "/repo/ch13/_pair_common.py", "line": line, "name": name}]
+
+    def alloc(addr, size, line, name):
+        return {"action": "alloc", "addr": addr, "size": size, "frames": frames(line, name)}
+
+    history = [alloc(1, 100, 10, "weights"), alloc(2, 300, 20, "activation"),
+               {"action": "free_requested", "addr": 2}, {"action": "free_completed", "addr": 2},
+               *[alloc(10 + i, 50, 30, "scratch") for i in range(4)],  # 200 in all, after the peak
+               ]
+    sites = profiling.top_sites({"device_traces": [history]})
+    assert sites == [{"site": "ch13/_pair_common.py:20 activation", "bytes": 300},
+                     {"site": "ch13/_pair_common.py:10 weights", "bytes": 100}]
