@@ -1,0 +1,111 @@
+"""Shared by `fsdp`: one data-parallel training step of an MLP stack on every rank.
+
+Eight residual MLP blocks (LayerNorm, d 4096 -> 16384 -> 4096: 1.07B fp32 parameters) train
+with bf16 autocast and fused AdamW on 4096 tokens per rank. Data-parallel replicas (DDP)
+keep on every GPU the fp32 weights (4.3 GB), gradients (4.3 GB), DDP's bucket copies of
+the gradients and AdamW's two moments (8.6 GB): ~21 GB before any activation. FSDP2 keeps
+1/world of each and gathers one block's weights at a time.
+
+make_inputs(seed) builds the global batch [world, tokens, d]; rank r trains on row r.
+run() is one step (`stateful`: each verification starts from a fresh setup()). Both sides
+return what this rank can see without extra communication, for the first block's first
+weight and the last block's second weight: the rows of the averaged gradient that FSDP2's
+dim-0 sharding gives this rank (DDP slices its full gradient the same way), in RMS units
+with their RMS, and how far the step moved those rows (_step_checks.alignment); plus this
+rank's loss.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from ch13._step_checks import alignment
+from core.benchmark import BenchContext, Benchmark, Requirements, Tolerance, Workload
+
+
+@dataclass(frozen=True)
+class Config:
+    d_model: int
+    hidden: int
+    blocks: int
+    tokens: int  # per rank
+
+
+CUDA_CONFIG = Config(d_model=4096, hidden=16384, blocks=8, tokens=4096)
+CPU_CONFIG = Config(d_model=32, hidden=64, blocks=2, tokens=16)
+LR = 1e-4
+
+
+class Mlp(nn.Module):
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.LayerNorm(cfg.d_model), nn.Linear(cfg.d_model, cfg.hidden),
+                          nn.GELU(), nn.Linear(cfg.hidden, cfg.d_model))
+            for _ in range(cfg.blocks))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = x + block(x)
+        return x
+
+
+class DataParallelStep(Benchmark):
+    supports_cpu = True
+    stateful = True
+    requires = Requirements(gpus=2)
+    # Both sides compute the same bf16 local gradients and average them over the ranks (an
+    # all-reduce, or a reduce-scatter: with two ranks the same fp32 sum); in RMS units they
+    # agree to ~1e-6. The alignment of a step and the losses likewise. 1e-3 leaves headroom
+    # for NCCL's choice of reduction order; a missing average is off by ~50%.
+    tolerance = Tolerance(rtol=1e-3, atol=1e-3)
+
+    @property
+    def cfg(self) -> Config:
+        return CUDA_CONFIG if self.ctx.is_cuda else CPU_CONFIG
+
+    def wrap(self, model: nn.Module) -> nn.Module:
+        raise NotImplementedError
+
+    def setup(self, ctx: BenchContext) -> None:
+        torch.manual_seed(ctx.seed)  # built on the CPU: the same weights on every rank
+        model = Mlp(self.cfg).to(ctx.device)
+        self.model = self.wrap(model)
+        self.watched = [model.blocks[0][1].weight, model.blocks[-1][3].weight]
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=LR, fused=True)
+
+    def make_inputs(self, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        gen = self.generator(seed)
+        shape = (dist.get_world_size(), self.cfg.tokens, self.cfg.d_model)
+        return self.randn(*shape, gen=gen), self.randn(*shape, gen=gen)
+
+    def local_rows(self, t: torch.Tensor) -> torch.Tensor:
+        """This rank's dim-0 shard of a full tensor (FSDP2's even split)."""
+        return t.chunk(dist.get_world_size())[dist.get_rank()]
+
+    def mine(self, t: torch.Tensor) -> torch.Tensor:
+        """This rank's rows of parameter or gradient `t` as a plain tensor."""
+        raise NotImplementedError
+
+    def run(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        rank = dist.get_rank()
+        x, target = batch[0][rank], batch[1][rank]
+        self.optimizer.zero_grad(set_to_none=True)
+        with torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16):
+            out = self.model(x)
+        loss = (out.float() - target).pow(2).sum() / (2 * x.shape[0])
+        loss.backward()
+        before = [self.mine(w).detach().clone() for w in self.watched]
+        self.optimizer.step()
+        outs = [loss.detach().reshape(1)]
+        for w, b in zip(self.watched, before):
+            g = self.mine(w.grad).float()
+            rms = g.pow(2).mean().sqrt()
+            outs += [g / rms, torch.stack([rms, alignment(b, self.mine(w).detach(), g, LR)])]
+        return tuple(outs)
+
+    def workload(self) -> Workload:
+        return Workload(units=self.cfg.tokens * dist.get_world_size(), unit_name="tokens")

@@ -1,0 +1,23 @@
+"""Baseline: AdamW(foreach=False), the per-parameter loop.
+
+torch.optim's single-tensor path updates one parameter at a time: for each of the 148
+tensors it launches about a dozen small kernels (decay, two moment updates, bias
+corrections, sqrt, divide, update), each reading and writing whole tensors. For the many
+small tensors the GPU time is the launch; for the big ones, the extra passes over memory.
+"""
+from __future__ import annotations
+
+import torch
+
+from ch13._optimizer_common import LR, WEIGHT_DECAY, AdamWStep
+
+
+class PerParameterAdamW(AdamWStep):
+    def optimizer(self, params: list[torch.Tensor]) -> torch.optim.Optimizer:
+        return torch.optim.AdamW(params, lr=LR, weight_decay=WEIGHT_DECAY, foreach=False)
+
+
+get_benchmark = PerParameterAdamW
+
+if __name__ == "__main__":
+    PerParameterAdamW.main()

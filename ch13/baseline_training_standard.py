@@ -1,0 +1,24 @@
+"""Baseline: an eager fp32 training step with AdamW(foreach=False).
+
+The step a first training script runs: fp32 everywhere (TF32 off, PyTorch's default for
+matmuls, pinned for this side), eager execution (one kernel per operation, every
+intermediate written to memory), and the per-parameter AdamW loop. A 6-block GPT (d 1024,
+16 heads, vocab 16384, 92M parameters) on 8 sequences of 1024 tokens; the whole step peaks
+near 6 GB, so nothing forces micro-batching.
+"""
+from __future__ import annotations
+
+from ch13._training_common import Config, TrainingStep
+
+CONFIG = Config(vocab=16384, d_model=1024, heads=16, layers=6, seq=1024, batch=8)
+
+
+class EagerFp32Step(TrainingStep):
+    cuda_config = CONFIG
+    tf32_off = True
+
+
+get_benchmark = EagerFp32Step
+
+if __name__ == "__main__":
+    EagerFp32Step.main()

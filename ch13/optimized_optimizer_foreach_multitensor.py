@@ -1,0 +1,23 @@
+"""Variant `_multitensor`: AdamW(foreach=True), the default on a GPU.
+
+The foreach path launches one `_foreach_*` kernel per operation for a whole list of tensors
+(multi-tensor apply), so the launch count no longer grows with the number of parameters;
+but each operation is still its own pass over memory. Between the per-parameter loop and
+the fused kernel, it shows which part of the gain is launches and which is memory passes.
+"""
+from __future__ import annotations
+
+import torch
+
+from ch13._optimizer_common import LR, WEIGHT_DECAY, AdamWStep
+
+
+class ForeachAdamW(AdamWStep):
+    def optimizer(self, params: list[torch.Tensor]) -> torch.optim.Optimizer:
+        return torch.optim.AdamW(params, lr=LR, weight_decay=WEIGHT_DECAY, foreach=True)
+
+
+get_benchmark = ForeachAdamW
+
+if __name__ == "__main__":
+    ForeachAdamW.main()
