@@ -13,8 +13,7 @@ from typing import Any
 
 import torch
 
-from ch13._training_common import LR, Config, TrainingStep
-from core.benchmark import Tolerance
+from ch13._training_common import BF16_TOLERANCE, LR, Config, TrainingStep
 
 CONFIG = Config(vocab=16384, d_model=1024, heads=16, layers=12, seq=2048, batch=8)
 
@@ -22,9 +21,11 @@ CONFIG = Config(vocab=16384, d_model=1024, heads=16, layers=12, seq=2048, batch=
 class KeepActivations(TrainingStep):
     cuda_config = CONFIG
     amp = True
-    # Both sides run the same bf16 kernels; recomputation repeats the forward exactly, so
-    # they agree to the bit on the forward and to fp32 summation order on the gradients.
-    tolerance = Tolerance(rtol=1e-2, atol=1e-2)
+    # Both sides run the same bf16 kernels, but SDPA's flash backward accumulates dQ with
+    # atomics, so two runs of one step differ by bf16 noise: on an H100 a gradient sketch
+    # value came out 0.618 and 0.639 (RMS units) and failed rtol=atol=1e-2. The bf16 step
+    # tolerance of the training pairs holds it; a wrong gradient is off by O(1) there.
+    tolerance = BF16_TOLERANCE
 
     def make_optimizer(self, params: Any) -> torch.optim.Optimizer:
         return torch.optim.AdamW(params, lr=LR, fused=self.ctx.is_cuda)

@@ -19,6 +19,10 @@ from core.benchmark import BenchContext, Requirements, Workload
 
 
 class Fp8Mlp(MlpFwdBwd):
+    negative_result = ("0.93x on an H100 at d 4096 / hidden 16384 / 8192 tokens: the fp8 GEMMs "
+                       "are faster, but the per-tensor amax, quantize and transpose passes done "
+                       "in run() for activations, weights and gradients cost more than they save; "
+                       "fused casts (torchao's float8 training) are what makes fp8 training pay")
     requires = Requirements(min_compute_capability=(9, 0))  # fp8 tensor cores, cuBLASLt fp8
     tolerance = FP8_TRAINING_TOLERANCE
 

@@ -30,6 +30,9 @@ def rescale(acc: torch.Tensor, x_scale: torch.Tensor, w_scale: torch.Tensor) -> 
 
 
 class Int8Dynamic(Bf16PrefillLinear):
+    negative_result = ("0.87x on an H100 at M=2048, K=N=8192: Hopper's int8 tensor cores run "
+                       "at the fp8 rate, twice bf16, but quantizing the activations per token "
+                       "and rescaling the int32 result in run() cost more than the GEMM saves")
     tolerance = DYNAMIC_TOLERANCE
 
     def prepare(self, w: torch.Tensor) -> None:

@@ -1,0 +1,47 @@
+"""Shared by the `regional_compile` pair (goal: compile time): a 24-block decoder, forward.
+
+The same Llama-style blocks as `model_compile` (_transformer.py): d_model 2048, 16 heads,
+SwiGLU 5632, batch 2 x 2048 tokens, 24 identical blocks, bf16, under no_grad. Both sides
+compile in setup() and warm up there (compilation is lazy: the first call compiles), so the
+harness's cold start, setup() + make_inputs() + first run() in a fresh process with empty
+Inductor/Triton caches, holds the whole compile, and run() is the steady-state forward.
+
+Tolerance: both sides run Inductor's kernels for the blocks; the whole-model graph can also
+fuse one block's last residual add with the next block's RMSNorm, where the regional side
+rounds the residual to bf16 between blocks. Over 24 blocks that drifts by a few bf16 ulps on
+an O(1) output (after the final RMSNorm): rtol = atol = 5e-2.
+"""
+from __future__ import annotations
+
+import torch
+
+from ch14._transformer import Config, build, hidden_states
+from core.benchmark import BenchContext, Benchmark, Requirements, Tolerance, Workload
+
+CFG = Config(d_model=2048, n_heads=16, n_layers=24, hidden=5632, batch=2, seq=2048)
+
+
+class RegionalBench(Benchmark):
+    goal = "compile_time"
+    requires = Requirements(modules=("triton",))  # Inductor generates Triton kernels
+    tolerance = Tolerance(rtol=5e-2, atol=5e-2)
+
+    def setup(self, ctx: BenchContext) -> None:
+        self.model = build(CFG, ctx.device, ctx.seed)
+        self.forward = self.compile(self.model)
+        self.run(self.make_inputs(ctx.seed))  # the first call compiles: part of setup
+
+    def compile(self, model: torch.nn.Module) -> torch.nn.Module:
+        """Return what run() calls; the sides differ only here."""
+        raise NotImplementedError
+
+    def make_inputs(self, seed: int) -> torch.Tensor:
+        return hidden_states(CFG, self.device, seed)
+
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return self.forward(x)
+
+    def workload(self) -> Workload:
+        return Workload(flops=CFG.flops(), flops_dtype="bf16", units=CFG.tokens,
+                        unit_name="tokens")
