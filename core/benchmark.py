@@ -35,8 +35,8 @@ if TYPE_CHECKING:  # torch is imported where it is used: the parent process stay
     import torch
 
 TimingMode = Literal["hot", "cold", "graph"]
-Goal = Literal["speed", "memory", "compile_time"]
-GOALS = ("speed", "memory", "compile_time")
+Goal = Literal["speed", "memory", "compile_time", "goodput"]
+GOALS = ("speed", "memory", "compile_time", "goodput")
 LINKS = ("h2d", "d2h", "p2p_oneway", "p2p_bidir")  # Workload.link
 Inputs = Any
 """A tensor, or a tuple/list/dict (nested) of tensors and plain constants."""
@@ -139,8 +139,9 @@ class Benchmark:
     stateful: bool = False  # run() advances state (a training step): verified from fresh setups
     # What the optimized side buys: "speed" (the speedup is gated), "memory" (the peak device
     # memory saved is gated, core.memory) or "compile_time" (the cold start, setup() to first
-    # answer in fresh processes with empty compiler caches, is gated, core.compile_time); the
-    # time is reported beside the other two.
+    # answer in fresh processes with empty compiler caches, is gated, core.compile_time) or
+    # "goodput" (requests/s meeting `slo` when `engine()` serves `trace(seed)` in real time
+    # is gated, core.goodput); the time is reported beside the other three.
     goal: Goal = "speed"
     # Multi-GPU pairs: the answer is on rank 0 alone (a single-process baseline such as
     # nn.DataParallel drives every GPU from rank 0, and its run() returns None on the others).
@@ -253,6 +254,14 @@ def validate(bench: object, origin: str) -> None:
     goal = option(bench, "goal", "speed")
     if goal not in GOALS:
         raise TypeError(f"{origin}: goal must be one of {', '.join(map(repr, GOALS))}, got {goal!r}")
+    if goal == "goodput":
+        lacking = [m for m in ("trace", "engine") if not callable(getattr(bench, m, None))]
+        lacking += [] if getattr(bench, "slo", None) is not None else ["slo"]
+        if lacking:
+            raise TypeError(f"{origin}: goal 'goodput' needs {', '.join(lacking)}: trace(seed) "
+                            f"-> core.goodput.Trace, engine() -> a fresh core.goodput.Engine, and "
+                            f"slo = core.goodput.SLO(ttft_s, tpot_s) (define them in the stem's "
+                            f"common class, so the baseline has them too)")
     if mode == "graph" and (option(bench, "inplace", False) or option(bench, "stateful", False)):
         raise TypeError(f"{origin}: timing_mode = 'graph' replays run() several times per sample "
                         f"on the same inputs, which an `inplace` or `stateful` run() cannot "

@@ -454,6 +454,49 @@ class PairSession:
             if side is not None and values:
                 side.gpu_busy_pct = min(values)
 
+    def measure_goodput(self) -> None:
+        """Goal goodput (core.goodput): each side's engine serves the pair's trace in real time,
+        REPLAYS times, sides alternating. Every round's trace is drawn from a fresh seed (an
+        engine cannot have its answers ready), and each side's tokens must equal the
+        baseline's on it (greedy decoding)."""
+        from core import goodput
+
+        if self.ranks.distributed:
+            raise PairError(f"{self.file}: goal goodput replays in one process (an engine may "
+                            f"drive several GPUs from it); this pair runs as several ranks")
+        names = ["baseline", *[n for n in self.sides if self.examples[n].goal == "goodput"]]
+        found: dict[str, list] = {name: [] for name in names}
+        for _ in range(goodput.REPLAYS):
+            seed = _new_seed(self.rng)
+            self.integrity.verify_seeds.append(seed)
+            trace = self.baseline.trace(seed)
+            expected = None
+            for name in [n for n in names if n == "baseline" or n in self.sides]:
+                bench = self.bench(name)
+                try:
+                    timings = goodput.replay(bench.engine(), trace)
+                except Exception as exc:  # noqa: BLE001
+                    if name == "baseline":
+                        raise PairError(f"{self.file}: goodput replay: {type(exc).__name__}: {exc}")
+                    self.fail(name, f"{self.examples[name].file}: goodput replay: "
+                                    f"{type(exc).__name__}: {exc}")
+                    continue
+                tokens = goodput.token_table(timings)
+                if name == "baseline":
+                    expected = tokens
+                elif tokens != expected:
+                    wrong = next(i for i, (a, b) in enumerate(zip(tokens, expected)) if a != b)
+                    self.fail(name, f"{self.examples[name].file}: during the goodput replay "
+                                    f"(trace seed {seed}) request {wrong} got other tokens than "
+                                    f"the baseline's: greedy decoding must give the same answer")
+                    continue
+                found[name].append(goodput.summarize(timings, bench.slo))
+        self.check_guard("while replaying the goodput trace")
+        self.result.baseline.goodput = found["baseline"]
+        for name in names[1:]:
+            if name in self.sides:
+                self.examples[name].timing.goodput = found[name]
+
     def graph_call(self, name: str, call: timing.Fn) -> tuple[timing.Fn, int]:
         """`call` captured in a CUDA graph (timing_mode = "graph"); a pair whose run()
         cannot be captured fails with the reason (the baseline: the whole pair)."""
@@ -577,6 +620,8 @@ class PairSession:
             self.measure()
             if cuda and option(self.baseline, "report_gpu_busy", False):
                 self.measure_busy()
+            if any(self.examples[n].goal == "goodput" for n in self.sides):
+                self.measure_goodput()
             stateful = [n for n in ["baseline", *self.sides] if option(self.bench(n), "stateful", False)]
             if stateful and self.sides:
                 seed = _new_seed(self.rng)

@@ -18,6 +18,7 @@ from typing import Any
 
 from core.benchmark import Workload
 from core.compile_time import ColdStart, median_s
+from core.goodput import GoodputStats, median_goodput
 from core.expectations import GateResult
 from core.memory import Footprint
 from core.stats import SampleStats
@@ -94,6 +95,7 @@ class SideResult:
     gpu_busy_pct: float | None = None  # kernels running, % of the time (report_gpu_busy pairs)
     cold_starts: list[ColdStart] = field(default_factory=list)  # goal compile_time (fresh processes)
     setup_s: float | None = None  # its first setup() in the pair's own run (caches as found)
+    goodput: list[GoodputStats] = field(default_factory=list)  # goal goodput: one per replay
 
     @property
     def median_ms(self) -> float:
@@ -118,6 +120,8 @@ class SideResult:
             out["cold_starts"] = [s.to_dict() for s in self.cold_starts]
         if self.setup_s is not None:
             out["setup_s"] = self.setup_s
+        if self.goodput:
+            out["goodput"] = [s.to_dict() for s in self.goodput]
         if self.rates is not None:
             out["rates"] = self.rates.to_dict()
         return out
@@ -130,7 +134,7 @@ class SideResult:
                    data.get("graph_calls", 0), data.get("rank_medians_ms", []),
                    Footprint.from_dict(data["memory"]) if data.get("memory") else None,
                    data.get("gpu_busy_pct"), [ColdStart(**s) for s in data.get("cold_starts", [])],
-                   data.get("setup_s"))
+                   data.get("setup_s"), [GoodputStats(**s) for s in data.get("goodput", [])])
 
 
 @dataclass
@@ -195,6 +199,17 @@ class ExampleResult:
         if not self.baseline.cold_starts or not self.timing.cold_starts:
             return None
         return median_s(self.baseline.cold_starts) / median_s(self.timing.cold_starts)
+
+    @property
+    def goodput_ratio(self) -> float | None:
+        """Optimized goodput over the baseline's (medians of the replays; inf when the
+        baseline met no request's SLO)."""
+        if self.baseline is None or self.timing is None:
+            return None
+        if not self.baseline.goodput or not self.timing.goodput:
+            return None
+        base = median_goodput(self.baseline.goodput)
+        return median_goodput(self.timing.goodput) / base if base > 0 else float("inf")
 
     @property
     def host_bound(self) -> list[str]:

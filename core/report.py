@@ -48,6 +48,11 @@ def row(ex: ExampleResult) -> list[str]:
             ratio = ex.memory_ratio
             saved = f"{ratio:.2f}x less memory" if ratio is not None else "memory not measured"
             speedup = f"{saved}; time {speedup}"
+        if ex.goal == "goodput":
+            ratio = ex.goodput_ratio
+            saved = (f"{ratio:.2f}x goodput" if ratio not in (None, float("inf"))
+                     else "goodput: baseline met no SLO" if ratio else "goodput not measured")
+            speedup = f"{saved}; time {speedup}"
         if ex.goal == "compile_time":
             ratio = ex.compile_ratio
             saved = (f"{ratio:.2f}x faster cold start" if ratio is not None
@@ -80,6 +85,15 @@ def throttle_notes(pairs: list[PairResult]) -> list[str]:
                          f"(SM clock {end.get('sm_clock_mhz')} MHz, {end.get('temperature_c')} °C; "
                          f"{start.get('temperature_c')} °C at its start); its numbers may be low")
     return lines
+
+
+def _serving(stats: list) -> str:
+    """'12.3 req/s meeting the SLO (TTFT p99 180 ms, TPOT p99 21 ms)' for the median replay."""
+    middle = sorted(stats, key=lambda s: s.goodput_rps)[len(stats) // 2]
+    return (f"{middle.goodput_rps:.2f} req/s meeting the SLO ({middle.met}/{middle.requests}; "
+            f"TTFT p50/p99 {middle.ttft_p50_s * 1e3:.0f}/{middle.ttft_p99_s * 1e3:.0f} ms, TPOT "
+            f"p50/p99 {middle.tpot_p50_s * 1e3:.1f}/{middle.tpot_p99_s * 1e3:.1f} ms, "
+            f"{middle.tokens_per_s:.0f} tokens/s)")
 
 
 def _cold(starts: list) -> str:
@@ -117,6 +131,10 @@ def notes(rows: list[ExampleResult]) -> list[str]:
             lines.append(f"GPU BUSY {ex.id}: kernels ran {_pct(ex.baseline.gpu_busy_pct)} of the "
                          f"time with the baseline, {_pct(ex.timing.gpu_busy_pct)} with the "
                          f"optimized side (NVML utilization while each side ran back to back)")
+        if ex.goal == "goodput" and ex.goodput_ratio is not None:
+            lines.append(f"GOODPUT {ex.id} (goal goodput, gated on it): {_serving(ex.baseline.goodput)}"
+                         f" → {_serving(ex.timing.goodput)} (median of {len(ex.timing.goodput)} "
+                         f"real-time replays per side); time {ex.speedup:.2f}x")
         if ex.goal == "compile_time" and ex.compile_ratio is not None:
             base, opt = ex.baseline.cold_starts, ex.timing.cold_starts
             lines.append(f"COMPILE TIME {ex.id} (goal compile_time, gated on it): cold start "

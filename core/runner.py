@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from core import REPO_ROOT, atomic, compile_time
+from core import REPO_ROOT, atomic, compile_time, goodput
 from core import expectations as expect
 from core.expectations import pair_key
 from core.discovery import Example, Pair
@@ -249,6 +249,8 @@ def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
             ex.expectation = memory_gate(ex, stored.get(ex.name))
         elif ex.goal == "compile_time":
             ex.expectation = compile_gate(ex, stored.get(ex.name))
+        elif ex.goal == "goodput":
+            ex.expectation = goodput_gate(ex, stored.get(ex.name))
         else:
             tolerance = (expect.CPU_BOUND_TOLERANCE if ex.cpu_bound
                          else expect.DEFAULT_TOLERANCE)
@@ -298,6 +300,25 @@ def compile_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.Gate
     return gate
 
 
+def goodput_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.GateResult:
+    """A goal "goodput" variant is gated on the goodput it gains. A replay in real time is
+    host and GPU together, with few replays, so the tolerance is the cpu_bound one."""
+    ratio = ex.goodput_ratio
+    if ratio is None:
+        return expect.GateResult("new", "goal goodput: no replays measured; not gated")
+    if ratio == float("inf"):
+        ex.noisy = ("the baseline met no request's SLO, so the goodput ratio is unbounded; "
+                    "set an SLO the baseline meets part of the time")
+        return expect.GateResult("new", ex.noisy)
+    interval = goodput.ratio_interval(ex.baseline.goodput, ex.timing.goodput)
+    lo, hi = interval
+    if hi / lo > 1 + expect.CPU_BOUND_TOLERANCE:
+        ex.noisy = (f"goodput ratio {lo:.2f}-{hi:.2f} over {len(ex.timing.goodput)} replays per "
+                    f"side is wider than ±{expect.CPU_BOUND_TOLERANCE / 2:.0%}")
+    return expect.gate(entry, ratio, interval, default_tolerance=expect.CPU_BOUND_TOLERANCE,
+                       negative_result=ex.negative_result, measure="goodput_ratio")
+
+
 def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[str, Any]:
     keep = ("device", "compute_capability", "driver", "cuda_runtime", "torch", "nvcc", "git_commit",
             "sm_count", "memory_gib", "cpu", "cpu_cores")
@@ -310,6 +331,10 @@ def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[st
         goal_entry = {"goal": "compile_time", "compile_ratio": round(ex.compile_ratio, 4),
                   "baseline_cold_start_s": round(compile_time.median_s(ex.baseline.cold_starts), 3),
                   "optimized_cold_start_s": round(compile_time.median_s(ex.timing.cold_starts), 3)}
+    if ex.goal == "goodput" and ex.goodput_ratio not in (None, float("inf")):
+        goal_entry = {"goal": "goodput", "goodput_ratio": round(ex.goodput_ratio, 4),
+                      "baseline_goodput_rps": round(goodput.median_goodput(ex.baseline.goodput), 3),
+                      "optimized_goodput_rps": round(goodput.median_goodput(ex.timing.goodput), 3)}
     return {
         **goal_entry,
         **({"cpu_bound": ex.cpu_bound} if ex.cpu_bound else {}),

@@ -1,0 +1,191 @@
+"""Goodput: requests per second that meet their latency targets, measured from the client side.
+
+Serving techniques (continuous batching, chunked prefill, disaggregation, routing) do not make
+one call faster; they let more requests meet their time-to-first-token (TTFT) and time-per-
+output-token (TPOT) targets. Their measure is a replay: a fixed, seeded request trace
+(arrival times, prompts, output lengths) played against the engine in real time.
+
+The harness is the client, and the clock is the harness's: `replay()` submits each request
+when its arrival time comes, calls the engine's `step()` while work remains, and stamps each
+token when `step()` hands it over on the host. An engine cannot report its own latencies,
+and a token counts only once it has been returned. `summarize()` turns the stamps into TTFT
+and TPOT percentiles, tokens/s, and goodput at an SLO. Between arrivals, when the engine has
+nothing to run, the client waits for the next arrival: an open-loop load generator, as
+vLLM's `benchmark_serving` is.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+REPLAYS = 3  # per side, sides alternating, each on a trace drawn from a fresh harness seed
+
+
+@dataclass(frozen=True)
+class Request:
+    id: int
+    arrival_s: float  # seconds after the replay starts
+    prompt: tuple[int, ...]  # token ids
+    max_new: int  # tokens to generate (greedy decoding runs to exactly this many)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A published request trace: the README of a goodput pair prints how it was drawn."""
+
+    requests: tuple[Request, ...]
+    description: str
+
+
+def poisson_trace(seed: int, requests: int, rate_rps: float, prompt_len: tuple[int, int],
+                  output_len: tuple[int, int], vocab: int) -> Trace:
+    """`requests` arrivals of a Poisson process at `rate_rps`, prompt and output lengths drawn
+    uniformly from the inclusive ranges, prompt tokens uniform over the vocabulary."""
+    rng = np.random.default_rng(seed)
+    gaps = rng.exponential(1.0 / rate_rps, size=requests)
+    arrivals = np.cumsum(gaps) - gaps[0]  # the first request arrives at t = 0
+    lengths = rng.integers(prompt_len[0], prompt_len[1] + 1, size=requests)
+    outputs = rng.integers(output_len[0], output_len[1] + 1, size=requests)
+    built = tuple(Request(i, float(arrivals[i]),
+                          tuple(int(t) for t in rng.integers(0, vocab, size=int(lengths[i]))),
+                          int(outputs[i])) for i in range(requests))
+    return Trace(built, f"{requests} requests, Poisson arrivals at {rate_rps:g}/s, prompts "
+                        f"{prompt_len[0]}-{prompt_len[1]} tokens, outputs {output_len[0]}-"
+                        f"{output_len[1]} tokens, uniform; numpy seed {seed}")
+
+
+class Engine(Protocol):
+    """What a serving pair's side exposes to the replay."""
+
+    def add(self, request: Request) -> None:
+        """Queue a request; it must not block on the GPU."""
+
+    def step(self) -> list[tuple[int, int]]:
+        """Run one scheduler iteration; return the (request id, token) pairs it produced, as
+        host integers (so they are done)."""
+
+    def idle(self) -> bool:
+        """True when nothing is queued or running."""
+
+
+@dataclass
+class RequestTiming:
+    id: int
+    arrival_s: float
+    token_s: list[float] = field(default_factory=list)  # when each token reached the client
+    tokens: list[int] = field(default_factory=list)
+
+    @property
+    def ttft_s(self) -> float:
+        return self.token_s[0] - self.arrival_s
+
+    @property
+    def tpot_s(self) -> float:
+        """Mean time per output token after the first (0 for a one-token answer)."""
+        if len(self.token_s) < 2:
+            return 0.0
+        return (self.token_s[-1] - self.token_s[0]) / (len(self.token_s) - 1)
+
+
+class ReplayError(RuntimeError):
+    """The engine broke the replay's rules (a token for an unknown or finished request, too
+    few tokens, no progress)."""
+
+
+def replay(engine: Engine, trace: Trace, clock: Callable[[], float] = time.perf_counter,
+           wait: Callable[[float], None] = time.sleep, stall_s: float = 60.0) -> list[RequestTiming]:
+    """Play `trace` against `engine` in real time; returns each request's token stamps."""
+    pending = sorted(trace.requests, key=lambda r: r.arrival_s)
+    wanted = {r.id: r.max_new for r in trace.requests}
+    timings = {r.id: RequestTiming(r.id, r.arrival_s) for r in trace.requests}
+    start = clock()
+    last_progress = 0.0
+    while pending or not engine.idle():
+        now = clock() - start
+        while pending and pending[0].arrival_s <= now:
+            engine.add(pending.pop(0))
+        if engine.idle():
+            wait(max(0.0, pending[0].arrival_s - (clock() - start)))  # until the next arrival
+            continue
+        emitted = engine.step()
+        stamp = clock() - start
+        for request_id, token in emitted:
+            timing = timings.get(request_id)
+            if timing is None or len(timing.tokens) >= wanted[request_id]:
+                raise ReplayError(f"the engine returned a token for request {request_id}, "
+                                  f"which is unknown or already has all its tokens")
+            timing.tokens.append(int(token))
+            timing.token_s.append(stamp)
+        if emitted:
+            last_progress = stamp
+        elif stamp - last_progress > stall_s:
+            raise ReplayError(f"no token for {stall_s:g} s while the engine was busy")
+    short = [t.id for t in timings.values() if len(t.tokens) != wanted[t.id]]
+    if short:
+        raise ReplayError(f"requests {short[:5]} ended with fewer tokens than asked for")
+    return [timings[r.id] for r in trace.requests]
+
+
+@dataclass(frozen=True)
+class SLO:
+    ttft_s: float
+    tpot_s: float
+
+    def __str__(self) -> str:
+        return f"TTFT ≤ {self.ttft_s * 1e3:g} ms and TPOT ≤ {self.tpot_s * 1e3:g} ms"
+
+
+@dataclass(frozen=True)
+class GoodputStats:
+    requests: int
+    duration_s: float  # first arrival to last token
+    ttft_p50_s: float
+    ttft_p99_s: float
+    tpot_p50_s: float
+    tpot_p99_s: float
+    tokens_per_s: float
+    met: int  # requests meeting the SLO
+    goodput_rps: float  # met / duration
+
+    @property
+    def attained(self) -> float:
+        return self.met / self.requests if self.requests else math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def median_goodput(stats: list[GoodputStats]) -> float:
+    return float(np.median([s.goodput_rps for s in stats]))
+
+
+def ratio_interval(baseline: list[GoodputStats], optimized: list[GoodputStats]) -> tuple[float, float]:
+    """The widest ratio the few replays allow (optimized over baseline goodput)."""
+    b = [s.goodput_rps for s in baseline]
+    o = [s.goodput_rps for s in optimized]
+    if min(b) <= 0:
+        return (min(o) / max(b), math.inf) if max(b) > 0 else (math.inf, math.inf)
+    return min(o) / max(b), max(o) / min(b)
+
+
+def summarize(timings: list[RequestTiming], slo: SLO) -> GoodputStats:
+    """Percentiles over requests, tokens/s and goodput over the replay's duration."""
+    ttft = np.array([t.ttft_s for t in timings])
+    tpot = np.array([t.tpot_s for t in timings])
+    duration = max(t.token_s[-1] for t in timings) - min(t.arrival_s for t in timings)
+    met = int(np.sum((ttft <= slo.ttft_s) & (tpot <= slo.tpot_s)))
+    tokens = sum(len(t.tokens) for t in timings)
+    return GoodputStats(
+        requests=len(timings), duration_s=duration,
+        ttft_p50_s=float(np.percentile(ttft, 50)), ttft_p99_s=float(np.percentile(ttft, 99)),
+        tpot_p50_s=float(np.percentile(tpot, 50)), tpot_p99_s=float(np.percentile(tpot, 99)),
+        tokens_per_s=tokens / duration, met=met, goodput_rps=met / duration)
+
+
+def token_table(timings: list[RequestTiming]) -> list[list[int]]:
+    """Each request's tokens, in trace order: what two sides must agree on exactly (greedy)."""
+    return [list(t.tokens) for t in timings]

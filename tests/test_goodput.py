@@ -1,0 +1,347 @@
+"""core.goodput on CPU: the client-side replay, its rules, and the statistics, with simulated
+engines on a simulated clock (each step advances the clock by the work it did)."""
+from __future__ import annotations
+
+import pytest
+
+from core.goodput import (SLO, ReplayError, Request, Trace, poisson_trace, replay, summarize,
+                          token_table)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def wait(self, seconds: float) -> None:
+        self.now += seconds
+
+
+PREFILL_S_PER_TOKEN = 1e-4  # a prefill pass costs this per prompt token
+DECODE_STEP_S = 0.01  # one decode step, whatever the batch (the GPU is not full)
+
+
+def token(request: Request, index: int) -> int:
+    return (request.id * 31 + index * 7) % 1000  # greedy: a function of the request alone
+
+
+class ContinuousEngine:
+    """Iteration-level batching: new requests are prefilled and join the running batch at the
+    next step; finished ones leave it at once."""
+
+    def __init__(self, clock: Clock, slots: int = 8) -> None:
+        self.clock, self.slots = clock, slots
+        self.queue: list[Request] = []
+        self.running: dict[int, tuple[Request, int]] = {}
+
+    def add(self, request: Request) -> None:
+        self.queue.append(request)
+
+    def idle(self) -> bool:
+        return not self.queue and not self.running
+
+    def step(self) -> list[tuple[int, int]]:
+        while self.queue and len(self.running) < self.slots:
+            request = self.queue.pop(0)
+            self.clock.now += PREFILL_S_PER_TOKEN * len(request.prompt)
+            self.running[request.id] = (request, 0)
+        self.clock.now += DECODE_STEP_S
+        out = []
+        for rid, (request, done) in list(self.running.items()):
+            out.append((rid, token(request, done)))
+            if done + 1 == request.max_new:
+                del self.running[rid]
+            else:
+                self.running[rid] = (request, done + 1)
+        return out
+
+
+class StaticEngine(ContinuousEngine):
+    """Static batches: a batch starts only when the previous one has finished entirely, and
+    runs until its longest request is done."""
+
+    def step(self) -> list[tuple[int, int]]:
+        if not self.running:
+            return super().step()
+        queued, self.queue = self.queue, []
+        try:
+            return super().step()
+        finally:
+            self.queue = queued + self.queue
+
+
+TRACE = poisson_trace(seed=3, requests=40, rate_rps=20.0, prompt_len=(50, 400),
+                      output_len=(5, 60), vocab=1000)
+SLO_ = SLO(ttft_s=0.25, tpot_s=0.02)
+
+
+def run(engine_type, trace=TRACE):
+    clock = Clock()
+    return replay(engine_type(clock), trace, clock=clock, wait=clock.wait)
+
+
+def test_trace_is_seeded_and_published():
+    again = poisson_trace(seed=3, requests=40, rate_rps=20.0, prompt_len=(50, 400),
+                          output_len=(5, 60), vocab=1000)
+    assert again == TRACE
+    assert TRACE.requests[0].arrival_s == 0.0
+    assert all(a.arrival_s <= b.arrival_s for a, b in zip(TRACE.requests, TRACE.requests[1:]))
+    assert "Poisson arrivals at 20/s" in TRACE.description and "seed 3" in TRACE.description
+    other = poisson_trace(seed=4, requests=40, rate_rps=20.0, prompt_len=(50, 400),
+                          output_len=(5, 60), vocab=1000)
+    assert other != TRACE
+
+
+def test_continuous_batching_meets_more_of_the_slo_with_identical_tokens():
+    static, continuous = run(StaticEngine), run(ContinuousEngine)
+    assert token_table(static) == token_table(continuous)  # the same answers, token for token
+    s, c = summarize(static, SLO_), summarize(continuous, SLO_)
+    assert c.ttft_p99_s < s.ttft_p99_s  # nobody waits for a whole batch to drain
+    assert c.goodput_rps > s.goodput_rps and c.met > s.met
+    assert 0 < c.attained <= 1 and c.requests == 40
+
+
+def test_latencies_are_stamped_by_the_client():
+    timings = run(ContinuousEngine)
+    first = timings[0]
+    # the first request arrives at 0, is prefilled, then one decode step emits its first token
+    prefill = PREFILL_S_PER_TOKEN * len(TRACE.requests[0].prompt)
+    assert first.ttft_s == pytest.approx(prefill + DECODE_STEP_S)
+    assert len(first.token_s) == TRACE.requests[0].max_new
+    assert all(t.ttft_s > 0 for t in timings)
+    stats = summarize(timings, SLO_)
+    assert stats.tpot_p50_s >= DECODE_STEP_S
+    assert stats.tokens_per_s == pytest.approx(
+        sum(r.max_new for r in TRACE.requests) / stats.duration_s)
+
+
+def test_the_client_waits_for_arrivals_instead_of_spinning():
+    trace = Trace((Request(0, 0.0, (1, 2), 2), Request(1, 5.0, (3,), 2)), "two far apart")
+    timings = run(ContinuousEngine, trace)
+    assert timings[1].ttft_s == pytest.approx(PREFILL_S_PER_TOKEN + DECODE_STEP_S)
+
+
+class ForgesTokens(ContinuousEngine):
+    def step(self):
+        return super().step() + [(999, 1)]
+
+
+class StopsEarly(ContinuousEngine):
+    def step(self):
+        out = super().step()
+        self.running.clear()  # drops requests before their last token
+        return out
+
+
+class NeverAnswers(ContinuousEngine):
+    def step(self):
+        self.clock.now += 1.0
+        return []
+
+
+@pytest.mark.parametrize("engine, message", [
+    (ForgesTokens, "unknown or already has all its tokens"),
+    (StopsEarly, "fewer tokens than asked for"),
+    (NeverAnswers, "no token for"),
+])
+def test_an_engine_breaking_the_rules_fails_the_replay(engine, message):
+    with pytest.raises(ReplayError, match=message):
+        run(engine)
+
+
+# --- goal "goodput" through the harness (a fake CPU serving pair, real clock) -----------------
+
+SERVING_COMMON = '''
+import time
+
+import torch
+
+from core.benchmark import Benchmark, Workload
+from core.goodput import SLO, poisson_trace
+
+VOCAB, REQUESTS, PROMPT = 100, 24, 16
+
+
+def spin(seconds):  # CPU work standing in for the GPU's (no sleeping)
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def answer(prompt, index):
+    return (sum(prompt) + 7 * index) % VOCAB  # greedy decoding: a function of the prompt
+
+
+class ContinuousEngine:
+    PREFILL_S_PER_TOKEN, STEP_S, SLOTS = 5e-5, 2e-3, 8
+
+    def __init__(self):
+        self.queue, self.running = [], {}
+
+    def add(self, request):
+        self.queue.append(request)
+
+    def idle(self):
+        return not self.queue and not self.running
+
+    def admit(self):
+        while self.queue and len(self.running) < self.SLOTS:
+            request = self.queue.pop(0)
+            spin(self.PREFILL_S_PER_TOKEN * len(request.prompt))
+            self.running[request.id] = [request, 0]
+
+    def step(self):
+        self.admit()
+        spin(self.STEP_S)
+        out = []
+        for rid, state in list(self.running.items()):
+            request, done = state
+            out.append((rid, answer(request.prompt, done)))
+            state[1] += 1
+            if state[1] == request.max_new:
+                del self.running[rid]
+        return out
+
+
+class StaticEngine(ContinuousEngine):
+    def admit(self):
+        if not self.running:  # a new batch only once the last one has drained
+            super().admit()
+
+
+class Serving(Benchmark):
+    supports_cpu = True
+    slo = SLO(ttft_s=0.02, tpot_s=0.006)
+
+    def trace(self, seed):
+        return poisson_trace(seed, REQUESTS, rate_rps=300.0, prompt_len=(4, PROMPT),
+                             output_len=(3, 12), vocab=VOCAB)
+
+    def make_inputs(self, seed):  # the offline path: every prompt at once
+        return torch.randint(0, VOCAB, (REQUESTS, PROMPT), generator=self.generator(seed))
+
+    def run(self, prompts):
+        rows = prompts.tolist()
+        return torch.tensor([[answer(row, i) for i in range(12)] for row in rows])
+
+    def workload(self):
+        return Workload(units=REQUESTS * 12, unit_name="tokens")
+'''
+SERVING_BASELINE = '''
+from ._serving_common import Serving, StaticEngine
+
+
+class Static(Serving):
+    def engine(self):
+        return StaticEngine()
+
+
+get_benchmark = Static
+'''
+SERVING_CONTINUOUS = '''
+from ._serving_common import ContinuousEngine, Serving
+
+
+class Continuous(Serving):
+    goal = "goodput"
+
+    def engine(self):
+        return ContinuousEngine()
+
+
+get_benchmark = Continuous
+'''
+SERVING_CACHED = '''
+from ._serving_common import ContinuousEngine, Serving
+
+
+class Remembered(ContinuousEngine):
+    """Planted: the first engine serves and remembers each request's tokens; every later one
+    answers instantly from that memory (keyed by request id)."""
+    seen = {}
+
+    def __init__(self):
+        super().__init__()
+        self.remembering = bool(Remembered.seen)
+
+    def step(self):
+        if self.remembering:
+            request = self.queue.pop(0)
+            tokens = (Remembered.seen[request.id] + [0] * request.max_new)[:request.max_new]
+            return [(request.id, t) for t in tokens]
+        out = super().step()
+        for rid, token in out:
+            Remembered.seen.setdefault(rid, []).append(token)
+        return out
+
+
+class Cached(Serving):
+    goal = "goodput"
+
+    def engine(self):
+        return Remembered()
+
+
+get_benchmark = Cached
+'''
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    from core import expectations as expect
+    from core.discovery import select
+    from core.runner import RunOptions, run_suite
+    from tests.conftest import write_chapter
+
+    root = tmp_path_factory.mktemp("serving") / "chapters"
+    write_chapter(root, "ch95", {"_serving_common.py": SERVING_COMMON,
+                                 "baseline_serving.py": SERVING_BASELINE,
+                                 "optimized_serving.py": SERVING_CONTINUOUS,
+                                 "optimized_serving_cached.py": SERVING_CACHED})
+    options = RunOptions(iterations=3, warmup=1, timeout_s=120, output_dir=root.parent / "runs")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(expect, "MIN_SAMPLES", 1)
+        patch.setattr(expect, "MAX_INTERVAL_RATIO", float("inf"))
+        record = run_suite(select(["ch95"], root), options)
+    return {ex.name: ex for ex in record.rows}
+
+
+def test_goodput_is_measured_by_replay_and_gated(served):
+    from core.hardware import fingerprint
+    from core.report import notes, row
+    from core.runner import expectation_entry
+
+    ex = served["serving"]
+    assert ex.status == "ok", ex.reason
+    assert len(ex.baseline.goodput) == 3 and len(ex.timing.goodput) == 3
+    assert ex.goodput_ratio > 1.0  # continuous batching serves more requests within the SLO
+    assert ex.timing.goodput[0].ttft_p99_s < ex.baseline.goodput[0].ttft_p99_s
+    assert "goodput; time" in row(ex)[3] or "baseline met no SLO" in row(ex)[3]
+    assert any(line.startswith("GOODPUT ch95:serving (goal goodput") for line in notes([ex]))
+    if ex.goodput_ratio != float("inf"):
+        entry = expectation_entry(ex, fingerprint())
+        assert entry["goal"] == "goodput" and entry["goodput_ratio"] > 1.0
+
+
+def test_an_engine_with_answers_from_an_earlier_replay_is_caught(served):
+    ex = served["serving_cached"]
+    assert ex.status == "failed"
+    assert "got other tokens than the baseline's" in ex.reason
+
+
+def test_a_goodput_pair_must_define_its_trace_engine_and_slo():
+    from core.benchmark import Benchmark, validate
+
+    class Incomplete(Benchmark):
+        goal = "goodput"
+
+        def make_inputs(self, seed):
+            return None
+
+        def run(self, inputs):
+            return None
+
+    with pytest.raises(TypeError, match="needs trace, engine, slo"):
+        validate(Incomplete(), "ch95/optimized_x.py")
