@@ -1,4 +1,4 @@
-"""aisp command line: `python -m cli.aisp bench ...` / `hw ...` (also the `aisp` script).
+"""aisp command line: `python -m cli.aisp bench ...` / `hw ...` / `tools ...` (also the `aisp` script).
 
 Exit codes: 0 all good · 1 a failed pair, a verification failure or a regression ·
 2 a usage error (unknown target, malformed expectations file, bad option) · 130 interrupted.
