@@ -454,6 +454,56 @@ def inspect_compiled(
                    "came from a cache outside TORCHINDUCTOR_CACHE_DIR)")
 
 
+@tools_app.command("load-test")
+def load_test(
+    target: str = typer.Argument(..., help="One serving pair variant, e.g. ch15:continuous_batching."),
+    side: str = typer.Option("optimized", help="Which side: optimized (the target's variant) "
+                             "or baseline."),
+    duration: float = typer.Option(30.0, min=0.1, help="Seconds of replays counted, after "
+                                   "one warm-up replay."),
+    timeout: float = typer.Option(1800.0, min=1.0, help="Seconds before the child is killed."),
+) -> None:
+    """Serve the pair's published request trace against one side's engine, back to back on
+    fresh engines for DURATION seconds after a warm-up replay, and print the latency
+    distribution (TTFT and TPOT p50/p99, tokens/s, goodput at the pair's SLO)."""
+    import tempfile
+
+    from core.discovery import TargetError, select
+    from core.process import run_child
+    from core.runner import RunOptions, _spec
+
+    try:
+        selection = select([target])
+    except TargetError as exc:
+        _usage_error(str(exc))
+    examples = [e for _, chosen in selection for e in chosen]
+    if len(examples) != 1:
+        _usage_error(f"{target} selects {len(examples)} variants; name one")
+    if side not in ("optimized", "baseline"):
+        _usage_error(f"--side must be optimized or baseline, not {side!r}")
+    pair, example = selection[0][0], examples[0]
+    with tempfile.TemporaryDirectory(prefix="aisp-load-") as tmp:
+        spec_path, result = Path(tmp) / "spec.json", Path(tmp) / "result.json"
+        spec_path.write_text(json.dumps(_spec(pair, [example], RunOptions()), indent=2))
+        outcome = run_child(["--load-test", str(spec_path),
+                             "baseline" if side == "baseline" else example.name, str(duration),
+                             str(result)], timeout, Path(tmp) / "child.log",
+                            pair.baseline.parent.parent, result=result)
+    payload = outcome.payload or {"error": outcome.problem or outcome.tail[-1500:]}
+    if "error" in payload:
+        typer.echo(f"{example.id} ({side}): {payload['error']}", err=True)
+        raise typer.Exit(1)
+    s = payload["stats"]
+    rows = [["TTFT", f"{s['ttft_p50_s'] * 1e3:.1f}", f"{s['ttft_p99_s'] * 1e3:.1f}"],
+            ["TPOT", f"{s['tpot_p50_s'] * 1e3:.2f}", f"{s['tpot_p99_s'] * 1e3:.2f}"]]
+    typer.echo(f"{example.id} ({side}): {s['requests']} requests in {payload['replays']} "
+               f"replays after a warm-up, {s['duration_s']:.1f} s")
+    typer.echo(tabulate(rows, headers=["ms", "p50", "p99"], tablefmt="simple",
+                        disable_numparse=True))
+    typer.echo(f"{s['tokens_per_s']:.0f} tokens/s; {s['met']}/{s['requests']} requests met "
+               f"{payload['slo']}: goodput {s['goodput_rps']:.2f} req/s")
+
+
 def chapter_main(compare_file: str, argv: list[str] | None = None) -> None:
     """Entry point of `chNN/compare.py`: `bench run` with targets fixed to that chapter.
 

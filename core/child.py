@@ -5,6 +5,7 @@
     python -m core.child --profile-minimal SPEC.json OUT.json  # traces (core.profiling)
     python -m core.child --profile-side SPEC.json SIDE       # one iteration, for ncu/nsys
     python -m core.child --profile-memory SPEC.json OUT.json   # allocator snapshots (core.profiling)
+    python -m core.child --load-test SPEC.json SIDE SECONDS OUT.json  # tools load-test (core.goodput)
     python -m core.child --cold-start SPEC.json SIDE OUT.json  # goal compile_time (core.compile_time)
 
 The token that signs the result comes on stdin (core.process). Steps for a pair:
@@ -680,6 +681,27 @@ def cold_start(spec: PairSpec, side: str) -> dict[str, Any]:
     return result.to_dict()
 
 
+def load_test(spec: PairSpec, side: str, duration_s: float) -> dict[str, Any]:
+    """One side's engine under its pair's trace for a duration (`aisp tools load-test`)."""
+    from core import goodput
+
+    paths = {"baseline": spec.baseline, **{e["name"]: e["path"] for e in spec.examples}}
+    try:
+        bench = load_benchmark(Path(paths[side]))
+        if not callable(getattr(bench, "engine", None)):
+            return {"error": f"{relative(paths[side])} has no engine(): load tests need a "
+                             f"serving pair (goal goodput: trace(seed), engine(), slo)"}
+        bench.ctx = BenchContext(seed=spec.seed, device=_device())
+        bench.setup(bench.ctx)
+        timings, replays = goodput.load_test(bench.trace, bench.engine, duration_s,
+                                             _new_seed(random.SystemRandom()))
+        stats = goodput.summarize(timings, bench.slo)
+        bench.teardown()
+    except Exception as exc:  # noqa: BLE001 - reported to the command line
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    return {"stats": stats.to_dict(), "replays": replays, "slo": str(bench.slo)}
+
+
 def ranks_needed(spec: PairSpec) -> int:
     """How many ranks the pair's baseline asks for (`requires.gpus`), when it can run here;
     1 otherwise (the session itself then reports the SKIP or the error)."""
@@ -762,6 +784,10 @@ def main(argv: list[str]) -> int:
 
         out = Path(argv[2])
         payload = profile_memory(PairSpec(**json.loads(Path(argv[1]).read_text())), out.parent)
+    elif mode == "--load-test":
+        out = Path(argv[4])
+        payload = load_test(PairSpec(**json.loads(Path(argv[1]).read_text())), argv[2],
+                            float(argv[3]))
     elif mode == "--profile-minimal":
         from core.profiling import profile_minimal
 

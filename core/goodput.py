@@ -110,6 +110,7 @@ def replay(engine: Engine, trace: Trace, clock: Callable[[], float] = time.perf_
             engine.add(pending.pop(0))
         if engine.idle():
             wait(max(0.0, pending[0].arrival_s - (clock() - start)))  # until the next arrival
+            engine.add(pending.pop(0))  # its time has come (a sleep may end a hair early)
             continue
         emitted = engine.step()
         stamp = clock() - start
@@ -189,3 +190,22 @@ def summarize(timings: list[RequestTiming], slo: SLO) -> GoodputStats:
 def token_table(timings: list[RequestTiming]) -> list[list[int]]:
     """Each request's tokens, in trace order: what two sides must agree on exactly (greedy)."""
     return [list(t.tokens) for t in timings]
+
+
+def load_test(trace_of: Callable[[int], Trace], new_engine: Callable[[], Engine], duration_s: float,
+              seed: int, clock: Callable[[], float] = time.perf_counter,
+              wait: Callable[[float], None] = time.sleep) -> tuple[list[RequestTiming], int]:
+    """`aisp tools load-test`: replay traces back to back on fresh engines until `duration_s`
+    has passed, after one warm-up replay that is not counted. Trace k is `trace_of(seed + k)`.
+    Returns the timings of the counted replays and how many replays they were."""
+    replay(new_engine(), trace_of(seed), clock=clock, wait=wait)  # warm-up: compile, allocate
+    kept: list[RequestTiming] = []
+    started, replays = clock(), 0
+    while clock() - started < duration_s or not replays:
+        replays += 1
+        offset = clock() - started  # each replay's stamps start at 0: put them on one time axis
+        for timing in replay(new_engine(), trace_of(seed + replays), clock=clock, wait=wait):
+            timing.arrival_s += offset
+            timing.token_s = [t + offset for t in timing.token_s]
+            kept.append(timing)
+    return kept, replays

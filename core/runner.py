@@ -312,7 +312,7 @@ def goodput_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.Gate
         return expect.GateResult("new", ex.noisy)
     interval = goodput.ratio_interval(ex.baseline.goodput, ex.timing.goodput)
     lo, hi = interval
-    if hi / lo > 1 + expect.CPU_BOUND_TOLERANCE:
+    if lo <= 0 or hi / lo > 1 + expect.CPU_BOUND_TOLERANCE:
         ex.noisy = (f"goodput ratio {lo:.2f}-{hi:.2f} over {len(ex.timing.goodput)} replays per "
                     f"side is wider than ±{expect.CPU_BOUND_TOLERANCE / 2:.0%}")
     return expect.gate(entry, ratio, interval, default_tolerance=expect.CPU_BOUND_TOLERANCE,

@@ -345,3 +345,42 @@ def test_a_goodput_pair_must_define_its_trace_engine_and_slo():
 
     with pytest.raises(TypeError, match="needs trace, engine, slo"):
         validate(Incomplete(), "ch95/optimized_x.py")
+
+
+def test_load_test_replays_back_to_back_on_one_time_axis():
+    from core.goodput import load_test
+
+    clock = Clock()
+    traces = []
+
+    def trace_of(seed):
+        traces.append(seed)
+        return poisson_trace(seed, 10, 50.0, (20, 40), (3, 6), 1000)
+
+    timings, replays = load_test(trace_of, lambda: ContinuousEngine(clock), duration_s=1.0,
+                                 seed=7, clock=clock, wait=clock.wait)
+    assert traces[0] == 7 and replays == len(traces) - 1 >= 2  # one warm-up, not counted
+    assert len(timings) == 10 * replays
+    stats = summarize(timings, SLO_)
+    assert stats.duration_s >= 1.0  # the replays follow each other, they do not overlap
+    assert stats.tokens_per_s == pytest.approx(
+        sum(len(t.tokens) for t in timings) / stats.duration_s)
+
+
+def test_load_test_command_prints_the_latency_distribution(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from cli.aisp import app
+    from tests.conftest import write_chapter
+
+    root = tmp_path / "chapters"
+    write_chapter(root, "ch95", {"_serving_common.py": SERVING_COMMON,
+                                 "baseline_serving.py": SERVING_BASELINE,
+                                 "optimized_serving.py": SERVING_CONTINUOUS})
+    monkeypatch.setenv("AISP_ROOT", str(root))
+    result = CliRunner().invoke(app, ["tools", "load-test", "ch95:serving", "--duration", "0.5"])
+    assert result.exit_code == 0, result.output
+    assert "TTFT" in result.output and "TPOT" in result.output and "p99" in result.output
+    assert "goodput" in result.output and "requests met TTFT ≤ 20 ms" in result.output
+    result = CliRunner().invoke(app, ["tools", "load-test", "ch95:nope"])
+    assert result.exit_code == 2
