@@ -399,6 +399,24 @@ def hw_tuning_check(as_json: bool = typer.Option(False, "--json", help="Print JS
     typer.echo(render(checks))
 
 
+def _one_variant(target: str, side: str):
+    """The (pair, example) a tools command works on: TARGET must name one variant; exits with
+    a usage error otherwise, or when --side is neither optimized nor baseline."""
+    from core.discovery import TargetError, select
+
+    try:
+        selection = select([target])
+    except TargetError as exc:
+        _usage_error(str(exc))
+    examples = [e for _, chosen in selection for e in chosen]
+    if len(examples) != 1:
+        _usage_error(f"{target} selects {len(examples)} variants; name one, e.g. "
+                     f"{examples[0].id if examples else 'ch14:model_compile'}")
+    if side not in ("optimized", "baseline"):
+        _usage_error(f"--side must be optimized or baseline, not {side!r}")
+    return selection[0][0], examples[0]
+
+
 @tools_app.command("inspect-compiled")
 def inspect_compiled(
     target: str = typer.Argument(..., help="One pair variant, e.g. ch14:model_compile."),
@@ -411,22 +429,11 @@ def inspect_compiled(
     """Set one side up in a fresh process with empty compiler caches, call it once, and copy
     the output code Inductor generated (Triton or C++ kernels and the call() launching them),
     listing its kernels."""
-    from core.discovery import TargetError, select
     from core.inspect_compiled import collect, fresh_caches
     from core.process import run_child
     from core.runner import _spec, RunOptions
 
-    try:
-        selection = select([target])
-    except TargetError as exc:
-        _usage_error(str(exc))
-    examples = [e for _, chosen in selection for e in chosen]
-    if len(examples) != 1:
-        _usage_error(f"{target} selects {len(examples)} variants; name one, e.g. "
-                     f"{examples[0].id if examples else 'ch14:model_compile'}")
-    if side not in ("optimized", "baseline"):
-        _usage_error(f"--side must be optimized or baseline, not {side!r}")
-    pair, example = selection[0][0], examples[0]
+    pair, example = _one_variant(target, side)
     out = out or REPO_ROOT / "runs" / "inspect" / example.id.replace(":", "__") / side
     out.mkdir(parents=True, exist_ok=True)
     spec_path, result = out / "spec.json", out / "cold_start.json"
@@ -468,20 +475,10 @@ def load_test(
     distribution (TTFT and TPOT p50/p99, tokens/s, goodput at the pair's SLO)."""
     import tempfile
 
-    from core.discovery import TargetError, select
     from core.process import run_child
     from core.runner import RunOptions, _spec
 
-    try:
-        selection = select([target])
-    except TargetError as exc:
-        _usage_error(str(exc))
-    examples = [e for _, chosen in selection for e in chosen]
-    if len(examples) != 1:
-        _usage_error(f"{target} selects {len(examples)} variants; name one")
-    if side not in ("optimized", "baseline"):
-        _usage_error(f"--side must be optimized or baseline, not {side!r}")
-    pair, example = selection[0][0], examples[0]
+    pair, example = _one_variant(target, side)
     with tempfile.TemporaryDirectory(prefix="aisp-load-") as tmp:
         spec_path, result = Path(tmp) / "spec.json", Path(tmp) / "result.json"
         spec_path.write_text(json.dumps(_spec(pair, [example], RunOptions()), indent=2))
