@@ -18,18 +18,18 @@ import time
 
 import torch
 
-from ch14._transformer import Config, build, hidden_states
-from core.benchmark import BenchContext, Benchmark, Tolerance, Workload
+from ch14._transformer import Config, DecoderForward, build
+from core.benchmark import BenchContext
 
 CFG = Config(d_model=2048, n_heads=16, n_layers=4, hidden=5632, batch=4, seq=2048)
 
 
-class ModelBench(Benchmark):
-    tolerance = Tolerance(rtol=5e-2, atol=5e-2)
+class ModelBench(DecoderForward):
+    cfg = CFG
     compile_s: float = 0.0  # seconds the first (compiling) call took; 0 for eager
 
     def setup(self, ctx: BenchContext) -> None:
-        self.model = build(CFG, ctx.device, ctx.seed)
+        self.model = build(self.cfg, ctx.device, ctx.seed)
         self.forward = self.model  # what run() calls: a compiled model in the variants
         self.prepare()
 
@@ -44,14 +44,3 @@ class ModelBench(Benchmark):
         if self.ctx.is_cuda:
             torch.cuda.synchronize()
         self.compile_s = time.perf_counter() - start
-
-    def make_inputs(self, seed: int) -> torch.Tensor:
-        return hidden_states(CFG, self.device, seed)
-
-    def run(self, x: torch.Tensor) -> torch.Tensor:
-        with torch.no_grad():
-            return self.forward(x)
-
-    def workload(self) -> Workload:
-        return Workload(flops=CFG.flops(), flops_dtype="bf16", units=CFG.tokens,
-                        unit_name="tokens")

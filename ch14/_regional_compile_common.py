@@ -15,33 +15,22 @@ from __future__ import annotations
 
 import torch
 
-from ch14._transformer import Config, build, hidden_states
-from core.benchmark import BenchContext, Benchmark, Requirements, Tolerance, Workload
+from ch14._transformer import Config, DecoderForward, build
+from core.benchmark import BenchContext, Requirements
 
 CFG = Config(d_model=2048, n_heads=16, n_layers=24, hidden=5632, batch=2, seq=2048)
 
 
-class RegionalBench(Benchmark):
+class RegionalBench(DecoderForward):
+    cfg = CFG
     goal = "compile_time"
     requires = Requirements(modules=("triton",))  # Inductor generates Triton kernels
-    tolerance = Tolerance(rtol=5e-2, atol=5e-2)
 
     def setup(self, ctx: BenchContext) -> None:
-        self.model = build(CFG, ctx.device, ctx.seed)
+        self.model = build(self.cfg, ctx.device, ctx.seed)
         self.forward = self.compile(self.model)
         self.run(self.make_inputs(ctx.seed))  # the first call compiles: part of setup
 
     def compile(self, model: torch.nn.Module) -> torch.nn.Module:
         """Return what run() calls; the sides differ only here."""
         raise NotImplementedError
-
-    def make_inputs(self, seed: int) -> torch.Tensor:
-        return hidden_states(CFG, self.device, seed)
-
-    def run(self, x: torch.Tensor) -> torch.Tensor:
-        with torch.no_grad():
-            return self.forward(x)
-
-    def workload(self) -> Workload:
-        return Workload(flops=CFG.flops(), flops_dtype="bf16", units=CFG.tokens,
-                        unit_name="tokens")

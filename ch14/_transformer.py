@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.benchmark import Benchmark, Tolerance, Workload
+
 
 @dataclass(frozen=True)
 class Config:
@@ -93,3 +95,27 @@ def hidden_states(cfg: Config, device: str, seed: int, dtype: torch.dtype = torc
     gen = torch.Generator(device=device).manual_seed(seed)
     x = torch.randn(cfg.batch, cfg.seq, cfg.d_model, generator=gen, device=device)
     return x.to(dtype)
+
+
+class DecoderForward(Benchmark):
+    """The contract both decoder pairs share: a batch of embeddings in, the stack's forward
+    under no_grad out. Subclasses set `cfg` and, in setup(), `self.forward`.
+
+    Tolerance: a compiled side keeps fp32 inside its fused kernels where eager rounds every
+    op's output to bf16, so activations drift by a few bf16 ulps per block; the output is the
+    final RMSNorm's (O(1)), and on the CPU even eager bf16 against fp32 stayed within 5e-2."""
+
+    cfg: Config
+    tolerance = Tolerance(rtol=5e-2, atol=5e-2)
+
+    def make_inputs(self, seed: int) -> torch.Tensor:
+        return hidden_states(self.cfg, self.device, seed)
+
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return self.forward(x)
+
+    def workload(self) -> Workload:
+        return Workload(flops=self.cfg.flops(), flops_dtype="bf16", units=self.cfg.tokens,
+                        unit_name="tokens")
+

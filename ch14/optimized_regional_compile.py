@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 from torch._dynamo.utils import counters
 
-from ch14._regional_compile_common import CFG, RegionalBench
+from ch14._regional_compile_common import RegionalBench
 
 
 class RegionalCompile(RegionalBench):
@@ -25,7 +25,7 @@ class RegionalCompile(RegionalBench):
         super().setup(ctx)
         graphs = counters["stats"]["unique_graphs"] - graphs_before
         if graphs > 2:  # one per block means no reuse (2 allows for one graph break)
-            raise RuntimeError(f"regional compile built {graphs} graphs for {CFG.n_layers} "
+            raise RuntimeError(f"regional compile built {graphs} graphs for {self.cfg.n_layers} "
                                f"identical blocks: the compiled block is not being reused")
 
     def compile(self, model: torch.nn.Module) -> torch.nn.Module:

@@ -208,7 +208,7 @@ def test_regional_compile_reuses_one_graph_and_matches_whole_model(monkeypatch):
     from ch14.optimized_regional_compile import RegionalCompile
     from core.benchmark import BenchContext
 
-    monkeypatch.setattr(common, "CFG", Config(**TINY))
+    monkeypatch.setattr(common.RegionalBench, "cfg", Config(**TINY))
     torch._dynamo.reset()
     ctx = BenchContext(seed=3, device="cpu")
     regional = _contract(RegionalCompile, ctx)
