@@ -108,6 +108,10 @@ class Requirements:
     modules: tuple[str, ...] = ()  # importable Python modules, e.g. ("triton",)
     nvcc: bool = False  # needs the CUDA compiler to build its .cu file
     numa_nodes: int = 1  # NUMA nodes the host must have (/sys/devices/system/node/node*)
+    # gpus > 1 runs the pair as that many ranks (one process per GPU) unless one_process:
+    # then a single process drives cuda:0 .. cuda:gpus-1 itself (a serving pair whose
+    # goodput the harness replays in one process, e.g. prefill on one GPU, decode on another).
+    one_process: bool = False
 
 
 @dataclass

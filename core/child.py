@@ -40,7 +40,7 @@ from typing import Any
 import torch  # noqa: F401 - imported before any pair module, for the Guard's snapshot
 
 from core import timing  # binds the timing functions before any pair module is imported
-from core.benchmark import BenchContext, Benchmark, Tolerance, option, shares_builder
+from core.benchmark import BenchContext, Benchmark, Requirements, Tolerance, option, shares_builder
 from core.integrity import Guard, alias_problem, escaped_work, mutation_problem
 from core.memory import CudaMeter, Footprint, footprint, largest, prime_libraries
 from core.pairfile import PairError, load_benchmark, relative, unmet_requirement
@@ -163,6 +163,9 @@ class PairSession:
         if why:
             self.result.fail_all(f"{self.file}: {why}", "skipped")
             return False
+        requires = option(self.baseline, "requires", Requirements())
+        if requires.one_process and self.device.startswith("cuda"):
+            self.result.ranks = requires.gpus  # one process, several GPUs: stored as `2x_h200`
         for e in self.spec.examples:
             try:
                 bench = load_benchmark(Path(e["path"]))
@@ -704,15 +707,15 @@ def load_test(spec: PairSpec, side: str, duration_s: float) -> dict[str, Any]:
 
 def ranks_needed(spec: PairSpec) -> int:
     """How many ranks the pair's baseline asks for (`requires.gpus`), when it can run here;
-    1 otherwise (the session itself then reports the SKIP or the error)."""
-    from core.benchmark import Requirements
+    1 for a `one_process` pair (it drives its GPUs itself), and otherwise (the session itself then reports the SKIP or the error)."""
 
     try:
         bench = load_benchmark(Path(spec.baseline))
     except PairError:
         return 1
-    needed = option(bench, "requires", Requirements()).gpus
-    if needed <= 1 or unmet_requirement(bench, _device()):
+    requires = option(bench, "requires", Requirements())
+    needed = requires.gpus
+    if needed <= 1 or requires.one_process or unmet_requirement(bench, _device()):
         return 1
     return needed
 

@@ -293,7 +293,7 @@ class PairResult:
     device: str = ""
     teaching: bool = False
     timing_mode: str = "hot"
-    ranks: int = 1  # processes (GPUs) the pair ran on: its expectations key says `2x_h200`
+    ranks: int = 1  # GPUs the pair ran on (a process each unless one_process): its expectations key says `2x_h200`
     stop_reason: str = ""
     rounds: int = 0
     warmup_calls: dict[str, int] = field(default_factory=dict)

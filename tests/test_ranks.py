@@ -307,3 +307,43 @@ def test_a_rank0_only_answer_is_verified_on_rank0(make_chapter, tmp_path):
     assert honest.status == "ok" and honest.speedup, honest.reason
     assert honest.verification.checks >= 3  # two seeds and at least one timed output, on rank 0
     assert wrong.status == "failed" and wrong.reason.startswith("verification failed"), wrong.reason
+
+
+ONE_PROCESS = '''
+"""Two GPUs from one process: no ranks, no process group (on the CPU: the same device twice)."""
+import torch.distributed as dist
+
+from core.benchmark import Benchmark, Requirements
+
+
+class TwoDevicesOneProcess(Benchmark):
+    supports_cpu = True
+    requires = Requirements(gpus=2, one_process=True)
+
+    def make_inputs(self, seed):
+        return self.randn(256, gen=self.generator(seed))
+
+    def run(self, x):
+        assert not dist.is_available() or not dist.is_initialized(), "one_process ran as ranks"
+        return x * 2.0
+
+
+get_benchmark = TwoDevicesOneProcess
+'''
+
+
+def test_a_one_process_pair_runs_as_one_process_not_as_ranks(make_chapter, tmp_path):
+    optimized = "from ._two_common import TwoDevicesOneProcess as get_benchmark\n"
+    chapter = make_chapter("ch93", {"_two_common.py": ONE_PROCESS, "baseline_two.py": optimized,
+                                    "optimized_two.py": optimized})
+    options = RunOptions(iterations=4, warmup=1, timeout_s=120.0, output_dir=tmp_path / "runs")
+    record = run_suite(select(["ch93"], root=chapter.parent), options)
+    row = record.rows[0]
+    assert row.status == "ok", row.reason
+    assert not row.baseline.rank_medians_ms  # a single process: no per-rank medians
+    # the same pair without one_process is launched as two ranks under torchrun
+    two_ranks = ONE_PROCESS.replace(", one_process=True", "")
+    chapter = make_chapter("ch92", {"_two_common.py": two_ranks, "baseline_two.py": optimized,
+                                    "optimized_two.py": optimized})
+    record = run_suite(select(["ch92"], root=chapter.parent), options)
+    assert record.rows[0].status == "failed" and "one_process ran as ranks" in record.rows[0].reason
