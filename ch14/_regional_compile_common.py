@@ -8,15 +8,17 @@ Inductor/Triton caches, holds the whole compile, and run() is the steady-state f
 
 Tolerance: both sides run Inductor's kernels for the blocks; the whole-model graph can also
 fuse one block's last residual add with the next block's RMSNorm, where the regional side
-rounds the residual to bf16 between blocks. Over 24 blocks that drifts by a few bf16 ulps on
-an O(1) output (after the final RMSNorm): rtol = atol = 5e-2.
+rounds the residual to bf16 between blocks. Over 24 blocks that drifts on the O(1) output
+(after the final RMSNorm): on an H100, 579 of 8.4M elements moved more than 5e-2, the worst
+by 0.075 (0.011 vs -0.064), about ten bf16 ulps of the largest values. rtol = atol = 0.1;
+a wrong block (or a skipped one) moves every element by O(1).
 """
 from __future__ import annotations
 
 import torch
 
 from ch14._transformer import Config, DecoderForward, build
-from core.benchmark import BenchContext, Requirements
+from core.benchmark import BenchContext, Requirements, Tolerance
 
 CFG = Config(d_model=2048, n_heads=16, n_layers=24, hidden=5632, batch=2, seq=2048)
 
@@ -25,6 +27,7 @@ class RegionalBench(DecoderForward):
     cfg = CFG
     goal = "compile_time"
     requires = Requirements(modules=("triton",))  # Inductor generates Triton kernels
+    tolerance = Tolerance(rtol=0.1, atol=0.1)  # 24 blocks of fusion-order drift: see above
 
     def setup(self, ctx: BenchContext) -> None:
         self.model = build(self.cfg, ctx.device, ctx.seed)

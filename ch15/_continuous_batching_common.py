@@ -187,10 +187,13 @@ class ServingBench(Benchmark):
     (served offline by run(), timed as speed), and a Poisson trace + SLO for the replay."""
 
     supports_cpu = True
-    # GPU: prompts 64-512, outputs 16-128 over 16 rows of SMALL (bf16, ~311M parameters).
-    gpu = Sizes(cfg=replace(SMALL, max_seq=1024), width=16, requests=160, rate_rps=16.0,
+    # GPU: 16 rows of SMALL (bf16, ~311M parameters); trace prompts 64-512, outputs 16-256.
+    # The rate and SLO come from a sweep on an H100 (README): at 4 requests/s static batching
+    # is near its capacity (it served 392 of the 544 tokens/s asked) and meets the SLO for
+    # ~70% of requests; at 2/s both sides meet it for all, from 6/s on static meets ~0-20%.
+    gpu = Sizes(cfg=replace(SMALL, max_seq=1024), width=16, requests=64, rate_rps=4.0,
                 prompt_len=(64, 512), output_len=(16, 256), batch=32,
-                slo=SLO(ttft_s=0.3, tpot_s=0.025))
+                slo=SLO(ttft_s=1.0, tpot_s=0.025))
     cpu = Sizes(cfg=TINY, width=4, requests=12, rate_rps=20.0, prompt_len=(4, 24),
                 output_len=(4, 16), batch=6, slo=SLO(ttft_s=2.0, tpot_s=0.2))
     offline_output_len: tuple[int, int] | None = (16, 128)  # GPU offline outputs (None: trace's)

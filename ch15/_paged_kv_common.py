@@ -45,7 +45,7 @@ class Budget:
 
 class PagedBench(ServingBench):
     gpu = Sizes(cfg=replace(SMALL, max_seq=1024), width=32, requests=0, rate_rps=1.0,
-                prompt_len=(64, 384), output_len=(32, 128), batch=48, slo=SLO(1.0, 1.0))
+                prompt_len=(64, 384), output_len=(32, 96), batch=32, slo=SLO(1.0, 1.0))
     cpu = Sizes(cfg=TINY, width=8, requests=0, rate_rps=1.0, prompt_len=(4, 24),
                 output_len=(4, 16), batch=12, slo=SLO(1.0, 1.0))
     offline_output_len = None

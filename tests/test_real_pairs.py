@@ -52,7 +52,8 @@ def _runs_on_cpu(path) -> bool:
 
 def _ranks(path) -> int:
     bench = importlib.import_module(f"{path.parent.name}.{path.stem}").get_benchmark()
-    return option(bench, "requires", Requirements()).gpus
+    requires = option(bench, "requires", Requirements())
+    return 1 if requires.one_process else requires.gpus  # one process drives all its GPUs
 
 
 CPU_PAIRS = [(c, p) for c in CHAPTERS for p in c.pairs
