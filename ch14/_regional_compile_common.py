@@ -8,17 +8,15 @@ Inductor/Triton caches, holds the whole compile, and run() is the steady-state f
 
 Tolerance: both sides run Inductor's kernels for the blocks; the whole-model graph can also
 fuse one block's last residual add with the next block's RMSNorm, where the regional side
-rounds the residual to bf16 between blocks. Over 24 blocks that drifts on the O(1) output
-(after the final RMSNorm): on an H100, 579 of 8.4M elements moved more than 5e-2, the worst
-by 0.075 (0.011 vs -0.064), about ten bf16 ulps of the largest values. rtol = atol = 0.1;
-a wrong block (or a skipped one) moves every element by O(1).
+rounds the residual to bf16 between blocks. DecoderForward's tolerance (_transformer.py)
+covers the drift measured over 24 blocks on an H100.
 """
 from __future__ import annotations
 
 import torch
 
 from ch14._transformer import Config, DecoderForward, build
-from core.benchmark import BenchContext, Requirements, Tolerance
+from core.benchmark import BenchContext, Requirements
 
 CFG = Config(d_model=2048, n_heads=16, n_layers=24, hidden=5632, batch=2, seq=2048)
 
@@ -27,7 +25,6 @@ class RegionalBench(DecoderForward):
     cfg = CFG
     goal = "compile_time"
     requires = Requirements(modules=("triton",))  # Inductor generates Triton kernels
-    tolerance = Tolerance(rtol=0.1, atol=0.1)  # 24 blocks of fusion-order drift: see above
 
     def setup(self, ctx: BenchContext) -> None:
         self.model = build(self.cfg, ctx.device, ctx.seed)

@@ -102,11 +102,15 @@ class DecoderForward(Benchmark):
     under no_grad out. Subclasses set `cfg` and, in setup(), `self.forward`.
 
     Tolerance: a compiled side keeps fp32 inside its fused kernels where eager rounds every
-    op's output to bf16, so activations drift by a few bf16 ulps per block; the output is the
-    final RMSNorm's (O(1)), and on the CPU even eager bf16 against fp32 stayed within 5e-2."""
+    op's output to bf16 (and max-autotune's Triton GEMMs sum in another order than cuBLAS),
+    so activations drift by a few bf16 ulps per block; the output is the final RMSNorm's
+    (O(1)). Measured on an H100: model_compile_max_autotune had 1 of 16.8M elements off by
+    0.053 (4 blocks), regional_compile 579 of 8.4M by up to 0.075 (24 blocks), about ten
+    bf16 ulps of the largest values. rtol = atol = 0.1; a wrong or skipped block moves every
+    element by O(1)."""
 
     cfg: Config
-    tolerance = Tolerance(rtol=5e-2, atol=5e-2)
+    tolerance = Tolerance(rtol=0.1, atol=0.1)
 
     def make_inputs(self, seed: int) -> torch.Tensor:
         return hidden_states(self.cfg, self.device, seed)
