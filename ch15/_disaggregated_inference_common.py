@@ -327,11 +327,14 @@ class TwoGPUServing(ServingBench):
 
     requires = Requirements(gpus=2, one_process=True)
     # GPU: a prefill-heavy mix (prompts 512-2048 tokens, outputs 32-256) on SMALL (bf16,
-    # ~311M parameters). Rate and SLO are first guesses, to be tuned on the 2×H200 machine
-    # (README: how they were argued). One replay: ~7 s of arrivals plus the drain.
-    gpu = Sizes(cfg=replace(SMALL, max_seq=2304), width=16, requests=224, rate_rps=32.0,
+    # ~311M parameters). The first 2×H200 run, at 32 requests/s, overloaded both sides
+    # (they served ~2000 and ~2450 of the ~4600 tokens/s asked; TTFT p50 3.5 s and 2.9 s,
+    # TPOT p50 13.9 and 11.6 ms): no request met any SLO. 10/s is ~70% of the baseline's
+    # measured throughput; the SLO allows the TPOT the baseline showed under load. Neither
+    # is measured yet: the next 2×H200 run sweeps the rate as ch15's other goodput pairs did.
+    gpu = Sizes(cfg=replace(SMALL, max_seq=2304), width=16, requests=80, rate_rps=10.0,
                 prompt_len=(512, 2048), output_len=(32, 256), batch=24,
-                slo=SLO(ttft_s=0.5, tpot_s=0.010))
+                slo=SLO(ttft_s=1.0, tpot_s=0.015))
     cpu = Sizes(cfg=TINY, width=3, requests=12, rate_rps=20.0, prompt_len=(4, 48),
                 output_len=(1, 16), batch=8, slo=SLO(ttft_s=2.0, tpot_s=0.2))
     offline_output_len = (32, 128)

@@ -1,0 +1,63 @@
+"""Rate sweep of a ch15 goodput pair: both sides replay a Poisson trace at each rate.
+
+    python -m ch15.sweep_rates continuous_batching --rates 2 4 6 8 12
+    python -m ch15.sweep_rates prefill_decode_split --rates 4 8 12 16
+
+Prints, per rate, each side's share of requests meeting the pair's SLO, TTFT p50/p99, TPOT
+p50 and tokens/s (one real-time replay per side and rate, after one short warm-up replay):
+the table the README uses to choose the pair's trace. The trace keeps the pair's prompt and
+output lengths; only the rate and the request count (rate x --seconds) change.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from core import goodput
+from core.benchmark import BenchContext
+from core.pairfile import load_benchmark
+
+
+def sweep(stem: str, rates: list[float], seconds: float, device: str) -> list[str]:
+    sides = {}
+    for side in ("baseline", "optimized"):
+        bench = load_benchmark(Path(__file__).parent / f"{side}_{stem}.py")
+        bench.ctx = BenchContext(seed=0, device=device)
+        bench.setup(bench.ctx)
+        sides[side] = bench
+    s, slo = sides["baseline"].sizes, sides["baseline"].slo
+    for bench in sides.values():  # allocator and kernel warm-up, not counted
+        goodput.replay(bench.engine(), goodput.poisson_trace(99, 8, 4.0, s.prompt_len, s.output_len, s.cfg.vocab))
+    rows = [f"`{stem}`, SLO {slo}, {seconds:g} s of arrivals per rate:", "",
+            "| requests/s | baseline: met SLO | TTFT p50 / p99 | TPOT p50 | tokens/s "
+            "| optimized: met SLO | TTFT p50 / p99 | TPOT p50 | tokens/s |", "|---" * 9 + "|"]
+    for rate in rates:
+        trace = goodput.poisson_trace(1000 + int(rate), max(8, int(rate * seconds)), rate,
+                                      s.prompt_len, s.output_len, s.cfg.vocab)
+        cells = []
+        for bench in sides.values():
+            timings = goodput.replay(bench.engine(), trace)
+            st = goodput.summarize(timings, slo)
+            cells += [f"{st.attained:.0%}", f"{st.ttft_p50_s * 1e3:.0f} / {st.ttft_p99_s * 1e3:.0f} ms",
+                      f"{st.tpot_p50_s * 1e3:.1f} ms", f"{st.tokens_per_s:.0f}"]
+        rows.append(f"| {rate:g} | " + " | ".join(cells) + " |")
+        print(rows[-1], file=sys.stderr, flush=True)  # progress; the table follows on stdout
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("stem", help="a ch15 goodput pair, e.g. continuous_batching")
+    parser.add_argument("--rates", type=float, nargs="+", default=[2, 4, 8])
+    parser.add_argument("--seconds", type=float, default=6.0, help="seconds of arrivals per rate")
+    args = parser.parse_args()
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    print("\n".join(sweep(args.stem, args.rates, args.seconds, device)))
+
+
+if __name__ == "__main__":
+    main()
