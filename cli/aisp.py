@@ -200,9 +200,14 @@ def expectations(
 @bench_app.command("readme")
 def readme(runs: List[Path] = typer.Argument(..., help=(
         "Run directories (or their results.json), oldest first: for one GPU model a later "
-        "run's rows replace an earlier run's."))) -> None:
+        "run's rows replace an earlier run's.")),
+        chapter: Optional[List[str]] = typer.Option(None, "--chapter", "-c", help=(
+            "Only this chapter's README (repeat for several). Without it every chapter the "
+            "runs cover is rewritten from these runs alone, so a run that re-measured one "
+            "pair of another chapter would shrink that chapter's table to that pair."))) -> None:
     """Write the measured tables of each chapter README from runs (one block per GPU model
-    between `<!-- aisp:measured KEY -->` and `<!-- aisp:end -->`; prose is left alone)."""
+    between `<!-- aisp:measured KEY -->` and `<!-- aisp:end -->`; prose is left alone).
+    A block is rebuilt from the given runs only: pass every run whose rows it should show."""
     from core.compare import load_run
     from core.discovery import chapters_root
     from core.readme import write_tables
@@ -211,7 +216,13 @@ def readme(runs: List[Path] = typer.Argument(..., help=(
         records = [load_run(path) for path in runs]
     except ValueError as exc:
         _usage_error(str(exc))
-    for readme_path in write_tables(records, chapters_root()):
+    wanted = None
+    if chapter:
+        digits = [c[2:] if c.lower().startswith("ch") else c for c in chapter]
+        if not all(d.isdigit() for d in digits):
+            _usage_error(f"--chapter takes chapters like ch15 or 15, not {' '.join(chapter)}")
+        wanted = {f"ch{int(d):02d}" for d in digits}
+    for readme_path in write_tables(records, chapters_root(), wanted):
         typer.echo(f"wrote {readme_path}")
 
 

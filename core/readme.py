@@ -94,8 +94,10 @@ def place(text: str, key: str, block: str) -> str:
     return text[:end].rstrip() + "\n\n" + block + "\n" + ("\n" + text[end:] if following >= 0 else "")
 
 
-def write_tables(records: list[RunRecord], root: Path) -> list[Path]:
-    """Rewrite the measured blocks of every chapter the runs cover; returns the READMEs written."""
+def write_tables(records: list[RunRecord], root: Path, chapters: set[str] | None = None) -> list[Path]:
+    """Rewrite the measured blocks of every chapter the runs cover (only `chapters`, when
+    given: a run that also holds a few pairs of another chapter leaves that README alone);
+    returns the READMEs written."""
     gpus: dict[str, GpuTables] = {}
     for record in records:
         hardware = record.fingerprint.get("hardware_key", "unknown")
@@ -105,7 +107,8 @@ def write_tables(records: list[RunRecord], root: Path) -> list[Path]:
         for key, pairs in by_key.items():
             gpus.setdefault(key, GpuTables(key)).add(record, pairs)
     written = []
-    for chapter in sorted({c for gpu in gpus.values() for c in gpu.rows}):
+    covered = {c for gpu in gpus.values() for c in gpu.rows}
+    for chapter in sorted(covered if chapters is None else covered & chapters):
         readme = root / chapter / "README.md"
         text = readme.read_text() if readme.exists() else f"# {chapter}\n"
         for gpu in gpus.values():

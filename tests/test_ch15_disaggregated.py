@@ -12,17 +12,8 @@ import torch
 from ch15._disaggregated_inference_common import (Disaggregated, Lane, Launched, Monolithic, Replicas,
                                                   drive, handoff)
 from ch15.kv import ContiguousKV
-from core.benchmark import BenchContext
 from core.goodput import Request, replay, token_table
-
-CTX = BenchContext(seed=3, device="cpu")
-
-
-def bench(cls):
-    b = cls()
-    b.ctx = CTX
-    b.setup(CTX)
-    return b
+from tests.test_ch15_serving import CTX, bench  # a side set up on the CPU, seed 3
 
 
 @pytest.fixture(scope="module")

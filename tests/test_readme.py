@@ -60,3 +60,17 @@ def test_cli_readme_writes_from_a_results_file(tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["bench", "readme", str(run)])
     assert result.exit_code == 0, result.output
     assert begin("h200") in (tmp_path / "ch90" / "README.md").read_text()
+
+
+def test_only_the_chapters_asked_for_are_rewritten(tmp_path):
+    for chapter in ("ch90", "ch91"):
+        (tmp_path / chapter).mkdir()
+        (tmp_path / chapter / "README.md").write_text(PROSE.replace("ch90", chapter))
+    run = record("20261123-010000", "h100", "aaa1111", 1.0)
+    other = record("20261123-010000", "h100", "aaa1111", 1.0, name="y").pairs[0]
+    other.pair, other.examples[0].id = "ch91:y", "ch91:y"
+    run.pairs.append(other)
+    assert write_tables([run], tmp_path, {"ch90"}) == [tmp_path / "ch90" / "README.md"]
+    assert begin("h100") in (tmp_path / "ch90" / "README.md").read_text()
+    assert begin("h100") not in (tmp_path / "ch91" / "README.md").read_text()
+    assert len(write_tables([run], tmp_path)) == 2  # without a filter: every chapter covered
