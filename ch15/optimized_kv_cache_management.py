@@ -4,10 +4,9 @@ Write-through: as soon as a turn's KV is on the GPU, a side stream copies it to 
 conversation's pinned host buffer (device -> host, non_blocking), overlapped with the next
 conversation's prefill. Eviction then frees the slot without waiting for anything but that
 copy (SGLang's HiCache offers this as its `write_through` write policy). On return, the
-context's KV is copied back host -> device on the same side stream, one conversation ahead:
-conversation i+1's copy runs while conversation i prefills its turn and decodes. All of it
-is timed: backups, restores and waits. Not hidden: the first restore of the returning turns
-(queued behind the last first-turn backup on the same stream).
+context's KV is copied back host -> device on the same side stream, one conversation ahead
+(conversation i+1's copy runs while conversation i's turn is prefilled), and only the turn
+is prefilled: [1, U] with start = C. All of it is timed: backups, restores and waits.
 
 Ordering, all with events and wait_stream (no host sync):
 - the side stream waits for the current stream before each copy (the KV to save was just
@@ -23,19 +22,18 @@ from dataclasses import replace
 
 import torch
 
-from ch15._kv_cache_management_common import KVCacheBench, copy_slot
+from ch15._kv_cache_management_common import KVCacheBench, copy_slot, prefill_flops
 from core.benchmark import BenchContext, Workload
 
 
 class OffloadPrefetch(KVCacheBench):
-    description = ("multi-turn chat, KV budget of 3 contexts: KV written through to pinned host, "
-                   "prefetched back on a side stream")
-    prefetch = 1
+    description = ("multi-turn chat, 16k-token contexts, KV budget of 2: KV written through to "
+                   "pinned host, prefetched back on a side stream, turn prefilled alone")
 
     def setup(self, ctx: BenchContext) -> None:
         super().setup(ctx)
         d, cfg = self.dims, self.dims.cfg
-        shape = (d.conversations, cfg.n_layers, cfg.max_seq, cfg.n_kv_heads, cfg.head_dim)
+        shape = (d.conversations, cfg.n_layers, d.held, cfg.n_kv_heads, cfg.head_dim)
         # pinned: asynchronous DMA at full PCIe speed (pageable memory is staged and blocks)
         self.host_k = torch.empty(shape, dtype=cfg.dtype, pin_memory=ctx.is_cuda)
         self.host_v = torch.empty(shape, dtype=cfg.dtype, pin_memory=ctx.is_cuda)
@@ -59,8 +57,7 @@ class OffloadPrefetch(KVCacheBench):
         if self.side is not None:  # the slot is reused once its backup has left
             torch.cuda.current_stream().wait_event(self.saved[conv])
 
-    def bring_back(self, conv: int, slot: int, context: torch.Tensor) -> None:
-        # `context` (the tokens) is not needed: the KV comes back from host memory
+    def restore(self, conv: int, slot: int) -> None:
         if self.side is None:
             return self.copy(conv, slot, 0, self.dims.context, to_host=False)
         self.side.wait_stream(torch.cuda.current_stream())  # the slot's old owner is done with it
@@ -68,13 +65,23 @@ class OffloadPrefetch(KVCacheBench):
             self.copy(conv, slot, 0, self.dims.context, to_host=False)
         self.ready[conv].record(self.side)
 
-    def before_turn(self, conv: int) -> None:
+    def ahead(self, conv: int) -> None:
+        for nxt in (conv, conv + 1):  # this conversation (if missing) and the next one
+            if nxt < self.dims.conversations and nxt not in self.budget:
+                self.restore(nxt, self.admit(nxt, busy=(conv,)))
+
+    def returning_turn(self, conv: int, tokens: torch.Tensor) -> torch.Tensor:
         if self.side is not None:
             torch.cuda.current_stream().wait_event(self.ready[conv])
+        return self.continue_turn(conv, tokens[self.dims.context:])
 
     def finish(self) -> None:
         if self.side is not None:  # the last backups: joined before run() returns
             torch.cuda.current_stream().wait_stream(self.side)
+
+    def return_flops(self) -> int:
+        d = self.dims
+        return d.conversations * prefill_flops(d.cfg, d.turn, start=d.context)
 
     def workload(self) -> Workload:
         d = self.dims

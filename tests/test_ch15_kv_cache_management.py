@@ -1,8 +1,8 @@
-"""ch15 `kv_cache_management` on a CPU (TINY decoder): recompute and offload/restore give the
-same tokens as plain greedy decoding; the optimized side restores from host memory and never
-re-prefills an evicted context while the baseline does; the budget really evicts every
-conversation before it returns; and optimized variants that restore KV not computed from
-this call's inputs fail the harness's verification."""
+"""ch15 `kv_cache_management` on a CPU (TINY decoder, fp32): the baseline's fused re-prefill
+and the optimized restore + turn prefill give the logits of an uncached forward; the
+baseline's return is one [1, C + U] prefill, the optimized never re-prefills a context; the
+budget really evicts every conversation before it returns; and a wrong restore, or host KV
+not computed from this call's inputs, fails the pair's tolerance / the harness."""
 from __future__ import annotations
 
 import random
@@ -18,9 +18,11 @@ from ch15.optimized_kv_cache_management import OffloadPrefetch
 from core.benchmark import BenchContext
 from core.child import run_pair
 from core.discovery import select
+from core.verify import compare
 from tests.conftest import spec_for
 
 CTX = BenchContext(seed=3, device="cpu")
+FP32 = 1e-4  # what fp32 agreement means here (the paths differ by ~1e-6)
 
 
 def bench(cls: type[KVCacheBench]) -> KVCacheBench:
@@ -30,30 +32,34 @@ def bench(cls: type[KVCacheBench]) -> KVCacheBench:
     return b
 
 
-def counting(b: KVCacheBench) -> dict[str, int]:
-    """Count the model's prefills of whole contexts (no `start`) and of continued turns."""
-    calls = {"context": 0, "turn": 0}
+def max_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
+    return max(float((a[key] - b[key]).abs().max()) for key in a)
+
+
+def prefills(b: KVCacheBench) -> list[tuple[int, int | None]]:
+    """Record each prefill the model runs as (tokens, start or None for a fresh sequence)."""
+    calls = []
     prefill = b.model.prefill
 
     def wrapped(tokens, kv, slots, lengths=None, start=None):
-        calls["turn" if start is not None else "context"] += 1
+        calls.append((tokens.shape[1], None if start is None else int(start)))
         return prefill(tokens, kv, slots, lengths, start)
     b.model.prefill = wrapped
     return calls
 
 
-def test_both_sides_give_the_tokens_of_plain_greedy_decoding():
+def test_both_sides_give_the_logits_of_an_uncached_forward():
     base, opt = bench(Recompute), bench(OffloadPrefetch)
     d = base.dims
-    inputs = base.make_inputs(11)
-    out = base.run(inputs)
-    assert out.shape == (d.conversations, 1 + d.reply) and out.dtype == torch.long
-    assert torch.equal(out, opt.run(inputs))
-    for conv in range(d.conversations):  # each conversation as one uncached greedy sequence
-        context, turn = inputs["context"][conv].tolist(), inputs["turn"][conv].tolist()
-        assert out[conv, 0] == base.model.forward(torch.tensor([context]))[0, -1].argmax()
-        assert out[conv, 1:].tolist() == base.model.generate([context + turn], [d.reply])[0]
-    assert not torch.equal(out, base.run(base.make_inputs(12)))
+    tokens = base.make_inputs(11)
+    out = base.run(tokens)
+    assert {k: (v.shape, v.dtype) for k, v in out.items()} == {
+        k: ((d.conversations, d.cfg.vocab), torch.float32) for k in ("first_turn", "returning_turn")}
+    assert max_diff(out, opt.run(tokens)) < FP32
+    forward = base.model.forward(tokens)  # every conversation as one uncached sequence
+    assert float((out["first_turn"] - forward[:, d.context - 1]).abs().max()) < FP32
+    assert float((out["returning_turn"] - forward[:, -1]).abs().max()) < FP32
+    assert max_diff(out, base.run(base.make_inputs(12))) > 0.5  # the inputs matter
 
 
 def test_the_budget_evicts_every_conversation_before_it_returns():
@@ -62,15 +68,10 @@ def test_the_budget_evicts_every_conversation_before_it_returns():
         b = bench(cls)
         d = b.dims
         assert b.kv.max_seqs == d.resident < d.conversations
-        restored = []
-        bring_back = b.bring_back
-
-        def logged(conv, slot, context):
-            restored.append(conv)
-            bring_back(conv, slot, context)
-        b.bring_back = logged
+        calls = prefills(b)
         b.run(b.make_inputs(2))
-        assert restored == list(range(d.conversations)), cls.__name__  # every return is a miss
+        if cls is Recompute:  # every return is a miss: a fused prefill of context + turn
+            assert calls[d.conversations:] == [(d.held, None)] * d.conversations
         # first turns evict all but the last `resident`; each return evicts one more
         assert len(b.budget.evicted) == d.conversations - d.resident + d.conversations
         evictions.append(list(b.budget.evicted))
@@ -79,32 +80,65 @@ def test_the_budget_evicts_every_conversation_before_it_returns():
     assert evictions[0] == evictions[1]  # prefetching ahead does not change who is evicted
 
 
-def test_recompute_reprefills_and_offload_restores_from_host():
+def test_recompute_fuses_the_return_and_offload_restores_from_host():
     base, opt = bench(Recompute), bench(OffloadPrefetch)
     d = base.dims
-    inputs = base.make_inputs(4)
-    base_calls, opt_calls = counting(base), counting(opt)
-    base.run(inputs)
-    opt.run(inputs)
-    assert base_calls == {"context": 2 * d.conversations, "turn": d.conversations}
-    assert opt_calls == {"context": d.conversations, "turn": d.conversations}  # no re-prefill
+    tokens = base.make_inputs(4)
+    base_calls, opt_calls = prefills(base), prefills(opt)
+    restored = []
+    restore = opt.restore
+    opt.restore = lambda conv, slot: (restored.append(conv), restore(conv, slot))
+    base.run(tokens)
+    opt.run(tokens)
+    first = [(d.context, None)] * d.conversations
+    assert base_calls == first + [(d.held, None)] * d.conversations  # one [1, C + U] pass each
+    assert opt_calls == first + [(d.turn, d.context)] * d.conversations  # no context re-prefilled
+    assert restored == list(range(d.conversations))
     # the host copy holds exactly the KV a [1, C] prefill of *this call's* context writes
     kv = ContiguousKV(d.cfg, 1)
     for conv in (0, d.conversations - 1):
-        base.model.prefill(inputs["context"][conv][None], kv, torch.tensor([0]))
+        base.model.prefill(tokens[conv, :d.context][None], kv, torch.tensor([0]))
         assert torch.equal(opt.host_k[conv, :, :d.context], kv.k[:, 0, :d.context])
         assert torch.equal(opt.host_v[conv, :, :d.context], kv.v[:, 0, :d.context])
 
 
-def test_a_budget_that_holds_everything_never_restores_and_gives_the_same_tokens(monkeypatch):
-    inputs = bench(Recompute).make_inputs(6)
-    expected = bench(Recompute).run(inputs)
+def test_a_budget_that_holds_everything_only_prefills_the_turns(monkeypatch):
+    tokens = bench(Recompute).make_inputs(6)
+    expected = bench(Recompute).run(tokens)
     monkeypatch.setattr(common, "CPU", replace(common.CPU, resident=common.CPU.conversations + 1))
     for cls in (Recompute, OffloadPrefetch):
         b = bench(cls)
-        calls = counting(b)
-        assert torch.equal(b.run(inputs), expected)
-        assert not b.budget.evicted and calls["context"] == b.dims.conversations
+        calls = prefills(b)
+        assert max_diff(b.run(tokens), expected) < FP32
+        assert not b.budget.evicted
+        assert calls[b.dims.conversations:] == [(b.dims.turn, b.dims.context)] * b.dims.conversations
+
+
+class OtherConversation(OffloadPrefetch):
+    """Wrong: restores the next conversation's context KV."""
+
+    def restore(self, conv, slot):
+        super().restore((conv + 1) % self.dims.conversations, slot)
+
+
+class Zeros(OffloadPrefetch):
+    """Wrong: restores zeros (the copy never happened)."""
+
+    def restore(self, conv, slot):
+        self.kv.k[:, slot].zero_()
+        self.kv.v[:, slot].zero_()
+
+
+def test_a_wrong_restore_is_caught_by_the_tolerance():
+    base = bench(Recompute)
+    tokens = base.make_inputs(8)
+    expected = base.run(tokens)
+    assert compare(expected, bench(OffloadPrefetch).run(tokens), base.tolerance).ok
+    for cls in (OtherConversation, Zeros):
+        out = bench(cls).run(tokens)
+        assert torch.equal(out["first_turn"], expected["first_turn"])  # only the return is wrong
+        check = compare(expected, out, base.tolerance)
+        assert not check.ok and "returning_turn" in check.message, cls.__name__
 
 
 # Planted cheats, run through the harness's pair session (verification seeds, timed checks
@@ -117,13 +151,13 @@ from ch15.optimized_kv_cache_management import OffloadPrefetch
 
 class StaleHost(OffloadPrefetch):
     """Cheat: writes the first turns through to host only the first time it sees an inputs
-    object; later calls on the same (refilled) tensors restore the host KV of that call."""
+    tensor; later calls on the same (refilled) tensor restore the host KV of that call."""
     seen = None
 
-    def run(self, inputs):
-        self.skip = inputs["context"] is self.seen
-        self.seen = inputs["context"]
-        return super().run(inputs)
+    def run(self, tokens):
+        self.skip = tokens is self.seen
+        self.seen = tokens
+        return super().run(tokens)
 
     def written(self, conv, slot, start, end):
         if not (self.skip and start == 0):
