@@ -7,24 +7,31 @@ Chapters are read from the repo, or from $AISP_ROOT when set (see core/discovery
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
 import typer
 from tabulate import tabulate
 
+from cli._help import Typer
 from core import REPO_ROOT
 
-app = typer.Typer(help="Benchmark harness for 'AI Systems Performance Engineering': baseline vs "
-                       "optimized pairs per chapter, verified, gated against stored speedups.",
-                  no_args_is_help=True, add_completion=False)
-bench_app = typer.Typer(help="List, run and gate benchmark pairs.", no_args_is_help=True)
-hw_app = typer.Typer(help="Describe this machine: its GPUs, their ceilings and links, and the host "
-                             "settings the book tunes (read-only).", no_args_is_help=True)
-tools_app = typer.Typer(help="Look inside a pair: what the compiler generated for it.",
-                        no_args_is_help=True)
+if TYPE_CHECKING:  # imported where used: `--help` and `--version` stay quick
+    from core.discovery import Chapter
+    from core.events import Listener
+    from core.runner import RunOptions
+
+app = Typer(help="Benchmark harness for 'AI Systems Performance Engineering': baseline vs "
+                 "optimized pairs per chapter, verified, gated against stored speedups.",
+            no_args_is_help=True, add_completion=False)
+bench_app = Typer(help="List, run and gate benchmark pairs.", no_args_is_help=True)
+hw_app = Typer(help="Describe this machine: its GPUs, their ceilings and links, and the host "
+                    "settings the book tunes (read-only).", no_args_is_help=True)
+tools_app = Typer(help="Look inside a pair: what the compiler generated for it.",
+                  no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 app.add_typer(hw_app, name="hw")
 app.add_typer(tools_app, name="tools")
@@ -50,15 +57,44 @@ class Format(str, Enum):
     markdown = "markdown"
 
 
+class ListFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
 def _usage_error(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(USAGE_ERROR)
 
 
+def _print_version(value: bool) -> None:
+    if not value:
+        return
+    from cli._version import version_lines
+
+    for line in version_lines():
+        typer.echo(line)
+    raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version,
+        help="Print aisp's version, torch's and the git commit, and exit.")) -> None:
+    pass  # the app's options only; its help is the Typer's
+
+
 @bench_app.command("list-targets")
-def list_targets(chapter: Optional[str] = typer.Option(
-        None, "--chapter", help="Only this chapter, e.g. ch07 or 7.")) -> None:
-    """List chapters, pairs and their optimized variants (the names `--targets` accepts)."""
+def list_targets(
+    chapter: Optional[str] = typer.Option(None, "--chapter", help="Only this chapter, e.g. ch07 or 7."),
+    format: ListFormat = typer.Option(ListFormat.table, "--format", help=(
+        "table: chapters, pairs and variants (instant). json or csv: one row per optimized "
+        "variant with what its pair files declare (requirements, goal, teaching / "
+        "negative_result / cpu_bound tags), read by importing them in a child process with no "
+        "GPU visible; a file that fails to import gets an `error`.")),
+) -> None:
+    """List chapters, pairs and their optimized variants (the names `bench run` accepts)."""
     from core.discovery import TargetError, discover, select
 
     chapters = discover()
@@ -68,6 +104,9 @@ def list_targets(chapter: Optional[str] = typer.Option(
         except TargetError as exc:
             _usage_error(str(exc))
         chapters = [c for c in chapters if c.name in wanted]
+    if format != ListFormat.table:
+        _print_target_rows(chapters, format)
+        return
     rows = []
     for c in chapters:
         if not c.pairs:
@@ -80,12 +119,35 @@ def list_targets(chapter: Optional[str] = typer.Option(
     typer.echo(tabulate(rows, headers=["chapter", "target", "optimized variants"]))
 
 
-@bench_app.command("run", context_settings={"allow_extra_args": True})
+def _print_target_rows(chapters: list[Chapter], format: ListFormat) -> None:
+    """list-targets --format json|csv (cli.targets): chapters without pairs and files without
+    a partner are not targets and have no row; the table shows them."""
+    import csv
+
+    from cli.targets import CSV_COLUMNS, csv_row, target_rows
+
+    rows = target_rows(chapters)
+    if format == ListFormat.json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    writer = csv.DictWriter(sys.stdout, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(csv_row(row) for row in rows)
+
+
+TARGETS_HELP = ("What to run: ch07, 7, ch07:copy_vectorized (a pair or one variant), all. "
+                "Several: ch06 ch08 or ch06,ch08.")
+HOW_TO_NAME_TARGETS = ("name what to run, e.g. `bench run ch07` or `bench run ch07 ch08:copy` "
+                       "(`bench list-targets` lists every name)")
+
+
+@bench_app.command("run")
 def run(
-    ctx: typer.Context,
-    targets: List[str] = typer.Option(..., "--targets", "-t", help=(
-        "What to run: ch07, 7, ch07:copy_vectorized (a pair or one variant), all. "
-        "Several: --targets ch06 ch08 or ch06,ch08.")),
+    positional: Optional[List[str]] = typer.Argument(None, metavar="TARGETS",
+                                                     show_default=False, help=TARGETS_HELP),
+    targets: Optional[List[str]] = typer.Option(None, "--targets", "-t", show_default=False, help=(
+        "Targets as an option (repeat it, or follow it with more names); merged with the "
+        "TARGETS arguments.")),
     iterations: Optional[int] = typer.Option(None, min=1, help=(
         "Exactly this many timed samples per side (default: adaptive, until each median is "
         "known to ±1%).")),
@@ -115,17 +177,28 @@ def run(
     ncu_clock_control: str = typer.Option("none", help=(
         "Nsight Compute --clock-control: none keeps the GPU's clocks (durations comparable "
         "with timings); base locks base clocks.")),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=(
+        "Print only the final table and its verdict lines: no per-pair progress.")),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help=(
+        "Also print, as each pair finishes, its child process's log file and why its timing "
+        "stopped.")),
 ) -> None:
-    """Run pairs, verify outputs, time them, gate against stored expectations."""
+    """Run pairs, verify outputs, time them, gate against stored expectations.
+
+    Name the targets as arguments (`bench run ch07 ch08:copy`) or with --targets."""
     from core.discovery import TargetError, select
     from core.expectations import ExpectationsError
     from core.report import render
-    from core.runner import ResumeError, RunOptions, run_suite
+    from core.runner import ResumeError, RunOptions, run_choices, run_suite
 
-    names = list(targets) + [a for a in ctx.args]
+    names = [*(targets or []), *(positional or [])]
+    if not names:
+        _usage_error(f"no targets given: {HOW_TO_NAME_TARGETS}")
     unknown_options = [a for a in names if a.startswith("-")]
     if unknown_options:
         _usage_error(f"unknown option {unknown_options[0]} (see --help)")
+    if quiet and verbose:
+        _usage_error("--quiet and --verbose contradict each other; pass one of them")
     try:
         selection = select(names)
     except TargetError as exc:
@@ -152,13 +225,108 @@ def run(
                      f"earlier `bench run`")
     from cli.progress import suite_progress
 
+    output_choices = ([] if format == Format.table else ["--format", format.value]) + \
+        (["--quiet"] if quiet else []) + (["--verbose"] if verbose else [])
+    run_dir = _RunDirFinder(output_dir, resume, run_choices(selection, options))
     try:
-        with suite_progress(len(selection), quiet=format == Format.json) as progress:
-            result = run_suite(selection, options, listener=progress)
+        with suite_progress(len(selection), quiet=quiet or format == Format.json) as progress:
+            listener = _with_pair_details(progress, run_dir) if verbose else progress
+            result = run_suite(selection, options, listener=listener)
     except (ExpectationsError, ResumeError) as exc:
         _usage_error(str(exc))
+    except KeyboardInterrupt:
+        # Ctrl-C outside the pairs loop (the probe, the CUDA builds, the reports), which
+        # run_suite does not catch: say how to go on all the same.
+        _say_how_to_continue(run_dir(), names, options, output_choices)
+        raise typer.Exit(130)
     typer.echo(render(result, format.value))
+    if result.interrupted:
+        _say_how_to_continue(Path(result.run_dir), names, options, output_choices)
     raise typer.Exit(result.exit_code(strict, update_expectations))
+
+
+class _RunDirFinder:
+    """The run directory of this `bench run` while run_suite still runs (it only returns it):
+    --resume's, or the directory that appeared in the output dir since the run began and whose
+    run.json holds this run's choices (another run writing there at the same time has others,
+    or is told apart by its later name). Found once, then remembered."""
+
+    def __init__(self, output_dir: Path, resume: Optional[Path], choices: dict[str, Any]) -> None:
+        self.output_dir, self.choices, self.found = output_dir, choices, resume
+        self.before = {p.name for p in output_dir.iterdir()} if output_dir.is_dir() else set()
+
+    def __call__(self) -> Optional[Path]:
+        if self.found is None and self.output_dir.is_dir():
+            mine = [p for p in sorted(self.output_dir.iterdir())
+                    if p.name not in self.before and self._choices(p) == self.choices]
+            self.found = mine[-1] if mine else None
+        return self.found
+
+    @staticmethod
+    def _choices(run_dir: Path) -> Optional[dict[str, Any]]:
+        try:
+            return json.loads((run_dir / "run.json").read_text())
+        except (OSError, ValueError):
+            return None
+
+
+def _with_pair_details(progress: Listener, run_dir: Callable[[], Optional[Path]]) -> Listener:
+    """--verbose: after each pair's progress line, its child process's log and why its timing
+    stopped (the PairFinished event carries the result; the log is where core.runner.run_pair
+    writes it, logs/<pair with : as __>.log in the run directory)."""
+    from core.events import Event, PairFinished
+
+    def listen(event: Event) -> None:
+        progress(event)
+        if not isinstance(event, PairFinished) or event.kept:
+            return
+        pair = event.result
+        folder = run_dir()
+        log = folder / "logs" / f"{pair.pair.replace(':', '__')}.log" if folder else None
+        where = (f"log: {log}" if log and log.exists()
+                 else "log: none (no child process ran for it)" if folder
+                 else "log: (run directory not found)")
+        stopped = (f"stopped: {pair.stop_reason} after {pair.rounds} rounds" if pair.stop_reason
+                   else f"not timed ({pair.status})")
+        typer.echo(f"      {where}; {stopped}", err=True)
+    return listen
+
+
+def _say_how_to_continue(run_dir: Optional[Path], names: list[str], options: RunOptions,
+                         output_choices: list[str]) -> None:
+    """After Ctrl-C: the command that continues this run (the same targets and options, which
+    --resume insists on, plus --resume), or that starts it again when nothing was kept."""
+    command = ["python", "-m", "cli.aisp", "bench", "run", *names, *_option_words(options),
+               *output_choices]
+    if run_dir is not None and (run_dir / "results.jsonl").exists():
+        typer.echo(f"interrupted: the pairs finished so far are kept in {run_dir}; continue "
+                   f"with:\n  {shlex.join([*command, '--resume', str(run_dir)])}", err=True)
+        return
+    where = f" (nothing was kept in {run_dir})" if run_dir is not None else ""
+    typer.echo(f"interrupted before any pair finished{where}; start again with:\n  "
+               f"{shlex.join(command)}", err=True)
+
+
+def _option_words(options: RunOptions) -> list[str]:
+    """The `bench run` options that repeat `options`, defaults left out; not --resume or
+    --output-dir, which a resumed run does not use."""
+    from core.runner import RunOptions
+
+    usual = RunOptions()
+    words: list[str] = []
+    for flag, value, default in (("--iterations", options.iterations, usual.iterations),
+                                 ("--warmup", options.warmup, usual.warmup),
+                                 ("--seed", options.seed, usual.seed),
+                                 ("--timeout", options.timeout_s, usual.timeout_s),
+                                 ("--profile", options.profile, usual.profile),
+                                 ("--ncu-replay-mode", options.ncu_replay_mode, usual.ncu_replay_mode),
+                                 ("--ncu-clock-control", options.ncu_clock_control,
+                                  usual.ncu_clock_control)):
+        if value != default:
+            words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    words += ["--update-expectations"] if options.update_expectations else []
+    words += ["--strict"] if options.strict else []
+    return words
 
 
 @bench_app.command("expectations")

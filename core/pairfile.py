@@ -46,7 +46,7 @@ def unmet_requirement(bench: object, device: str) -> str | None:
     if device == "cpu":
         if req.cuda and not option(bench, "supports_cpu", False):
             return "needs a CUDA GPU; none is available on this machine"
-        return _unmet_on_host(req)
+        return _missing_module(req) or _unmet_on_host(req)
     import torch
 
     if req.gpus > torch.cuda.device_count():
@@ -55,17 +55,25 @@ def unmet_requirement(bench: object, device: str) -> str | None:
         want = ".".join(map(str, req.min_compute_capability))
         have = ".".join(map(str, torch.cuda.get_device_capability()))
         return f"needs compute capability ≥ {want}; this GPU is {have}"
-    for module in req.modules:
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            return f"needs the Python module '{module}', which is not installed"
+    missing = _missing_module(req)
+    if missing:
+        return missing
     if req.nvcc:
         from core.cuda import nvcc_path
 
         if nvcc_path() is None:
             return "needs nvcc (the CUDA toolkit) to build its .cu file; set CUDA_HOME"
     return _unmet_on_host(req)
+
+
+def _missing_module(req: Requirements) -> str | None:
+    """The first of `req.modules` that cannot be imported here (CPU or GPU alike)."""
+    for module in req.modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            return f"needs the Python module '{module}', which is not installed"
+    return None
 
 
 def _unmet_on_host(req: Requirements) -> str | None:

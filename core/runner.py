@@ -2,11 +2,15 @@
 
 A run directory holds:
     results.jsonl   one line per pair, appended as each pair finishes (survives a crash)
+    results.csv     one row per example (core.results_csv), rewritten atomically after each
+                    pair and with results.json
     results.json    the whole run, written at the end (and on Ctrl-C)
-    logs/<pair>.log the child's stdout/stderr
+    logs/<pair>.log the child's stdout/stderr (logs/requirements.log: the requirements check)
 
 Each pair runs in a child process (core.process, core.child) with a timeout; what comes back
-is a typed core.record.PairResult, to which the runner adds rates and gate verdicts.
+is a typed core.record.PairResult, to which the runner adds rates and gate verdicts. Before
+the pairs run, one process checks every baseline's requirements (core.precheck): a pair that
+cannot run on this machine is reported SKIPPED without a child process of its own.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from core import REPO_ROOT, atomic, compile_time, goodput
+from core import REPO_ROOT, atomic, compile_time, goodput, precheck, results_csv
 from core import expectations as expect
 from core.expectations import pair_key
 from core.discovery import Example, Pair
@@ -380,8 +384,15 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
         stored_for(pair, PairResult(pair=pair.id))
         for multi in pair.baseline.parent.glob(f"expectations_*x_{key}.json"):
             stored.setdefault(multi, expect.load(multi))
+    pending = [(pair, examples) for pair, examples in selection if pair.id not in finished]
+    checked = (precheck.check(pending, run_dir, options.timeout_s) if len(pending) > 1
+               else precheck.Precheck())  # one pair: its own child decides, as cheaply
+    if checked.problem:
+        listener(Note(f"requirements check: {checked.problem}; the remaining pairs check their "
+                      f"own requirements"))
     if "capability" in info:
-        record.builds = prebuild([p for p, _ in selection], tuple(info["capability"]))
+        record.builds = prebuild([p for p, _ in selection if p.id not in checked.skipped],
+                                 tuple(info["capability"]))
         if record.builds["files"]:
             listener(Note(f"built {record.builds['files']} CUDA files in {record.builds['seconds']} s"))
     stream = run_dir / "results.jsonl"
@@ -393,7 +404,10 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                 listener(PairFinished(index, total, finished[pair.id], kept=True))
                 continue
             listener(PairStarted(index, total, pair.id))
-            pair_result = run_pair(pair, examples, options, run_dir)
+            if pair.id in checked.skipped:  # its requirements are not met here: no child
+                pair_result = checked.skipped[pair.id]
+            else:
+                pair_result = run_pair(pair, examples, options, run_dir)
             if any(ex.goal == "compile_time" and ex.measured for ex in pair_result.examples):
                 listener(Note(f"      cold starts ({compile_time.COLD_STARTS} per side, fresh "
                               f"processes, empty compiler caches) ..."))
@@ -409,6 +423,7 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
             record.pairs.append(pair_result)
             with open(stream, "a") as handle:
                 handle.write(json.dumps(pair_result.to_dict()) + "\n")
+            results_csv.write(record, run_dir / "results.csv")
             listener(PairFinished(index, total, pair_result))
     except KeyboardInterrupt:
         record.interrupted = True
@@ -416,6 +431,7 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     if options.update_expectations and not record.interrupted:
         write_expectations(record, selection, key)
     atomic.write_text(run_dir / "results.json", json.dumps(record.to_dict(), indent=2))
+    results_csv.write(record, run_dir / "results.csv")
     write_reports(record, run_dir)
     return record
 

@@ -1,16 +1,24 @@
 """The command line (cli.aisp) through typer's CliRunner; fake chapters via AISP_ROOT."""
 from __future__ import annotations
 
+import inspect
 import json
 import re
+import shlex
+from importlib import metadata
 
+import click
 import pytest
+import typer
 from typer.testing import CliRunner
 
+import core.runner
 from cli.aisp import app, chapter_main
 from core import REPO_ROOT
 from core.discovery import discover
-from tests.conftest import CPU_KEY, cpu_only, vec_chapter_files, vec_pair_file
+from core.events import PairFinished, PairStarted
+from core.record import ExampleResult, PairResult, RunRecord
+from tests.conftest import CPU_KEY, VEC_COMMON, cpu_only, vec_chapter_files, vec_pair_file
 
 runner = CliRunner()
 
@@ -205,3 +213,304 @@ def test_chapter_compare_entry_point(fake_env, make_chapter, capsys):
     with pytest.raises(SystemExit) as exit_info:
         chapter_main(str(chapter / "compare.py"), ["--examples"])
     assert exit_info.value.code == 2
+
+
+# ---------------------------------------------------------------- a stand-in for run_suite
+# Tests of the command line itself (targets, output modes, Ctrl-C) replace core.runner.run_suite
+# with this: it makes a run directory as the runner does, sends the runner's events and returns
+# a record, in milliseconds. `then` says how it ends: "return", "interrupted" (the runner caught
+# Ctrl-C in its pairs loop) or "raise" (Ctrl-C outside it); `finished` whether a pair reached
+# results.jsonl first.
+
+class FakeSuite:
+    def __init__(self, then: str = "return", finished: bool = True):
+        self.then, self.finished, self.logs = then, finished, True
+        self.calls: list[tuple[list, core.runner.RunOptions]] = []
+        self.run_dir = None
+
+    def __call__(self, selection, options, listener=lambda event: None):
+        self.calls.append((selection, options))
+        run_dir = options.resume or core.runner.make_run_dir(options.output_dir)
+        self.run_dir = run_dir
+        (run_dir / "run.json").write_text(json.dumps(core.runner.run_choices(selection, options)))
+        record = RunRecord(run_dir, {"device": "cpu", "hardware_key": CPU_KEY}, {})
+        for index, (pair, examples) in enumerate(selection, 1):
+            listener(PairStarted(index, len(selection), pair.id))
+            if self.logs:  # a pair skipped before any child process ran has no log
+                (run_dir / "logs" / f"{pair.id.replace(':', '__')}.log").write_text("child output\n")
+            result = PairResult(pair=pair.id, stop_reason="fixed sample count", rounds=3,
+                                duration_s=0.1, examples=[ExampleResult(e.name, e.id, "") for e in examples])
+            if self.finished:
+                with open(run_dir / "results.jsonl", "a") as handle:
+                    handle.write(json.dumps(result.to_dict()) + "\n")
+                record.pairs.append(result)
+                listener(PairFinished(index, len(selection), result))
+            if self.then == "raise":
+                raise KeyboardInterrupt
+            if self.then == "interrupted":
+                record.interrupted = True
+                break
+        return record
+
+    def ran(self) -> list[str]:
+        """The example ids of the last call's selection."""
+        return [e.id for _, examples in self.calls[-1][0] for e in examples]
+
+
+@pytest.fixture
+def fake_suite(monkeypatch):
+    def install(then: str = "return", finished: bool = True) -> FakeSuite:
+        suite = FakeSuite(then, finished)
+        monkeypatch.setattr(core.runner, "run_suite", suite)
+        return suite
+    return install
+
+
+# ---------------------------------------------------------------- bench run: positional targets
+
+def test_run_takes_targets_as_arguments(fake_env, make_chapter, fake_suite, tmp_path):
+    make_chapter("ch95", dict(GOOD, **{"optimized_vec_wide.py": vec_pair_file()}))
+    make_chapter("ch96", GOOD)
+    suite = fake_suite()
+    out = ["--output-dir", str(tmp_path / "runs")]
+    assert invoke("bench", "run", "ch95", *out).exit_code == 0
+    assert suite.ran() == ["ch95:vec", "ch95:vec_wide"]
+    assert invoke("bench", "run", "ch95:vec_wide", "ch96", *out).exit_code == 0
+    assert suite.ran() == ["ch95:vec_wide", "ch96:vec"]
+    # --targets / -t still work, and merge with the arguments
+    assert invoke("bench", "run", "--targets", "ch95:vec_wide", *out).exit_code == 0
+    assert suite.ran() == ["ch95:vec_wide"]
+    assert invoke("bench", "run", "ch96", "-t", "ch95:vec_wide", *out).exit_code == 0
+    assert suite.ran() == ["ch95:vec_wide", "ch96:vec"]
+
+
+def test_run_argument_targets_are_checked(fake_env, make_chapter, fake_suite):
+    make_chapter("ch95", GOOD)
+    suite = fake_suite()
+    result = invoke("bench", "run", "ch95:vek")
+    assert result.exit_code == 2 and "did you mean: ch95:vec" in result.output
+    result = invoke("bench", "run", "ch98", "--targets", "ch95")
+    assert result.exit_code == 2 and "unknown target 'ch98'" in result.output
+    assert not suite.calls
+
+
+def test_run_without_targets_is_a_usage_error(fake_env, make_chapter, fake_suite):
+    make_chapter("ch95", GOOD)
+    suite = fake_suite()
+    result = invoke("bench", "run", "--iterations", "3")
+    assert result.exit_code == 2
+    assert "no targets given" in result.output and "bench run ch07" in result.output
+    assert "bench list-targets" in result.output
+    assert not suite.calls
+
+
+# ---------------------------------------------------------------- bench run: -q / -v
+
+def test_run_quiet_and_verbose(fake_env, make_chapter, fake_suite, tmp_path):
+    make_chapter("ch95", GOOD)
+    suite = fake_suite()
+    out = ["--output-dir", str(tmp_path / "runs")]
+    default = invoke("bench", "run", "ch95", *out)
+    assert default.exit_code == 0
+    assert "[1/1] ch95:vec ..." in default.output and "log:" not in default.output
+    for flag in ("-q", "--quiet"):
+        quiet = invoke("bench", "run", "ch95", flag, *out)
+        assert quiet.exit_code == 0
+        assert "[1/1]" not in quiet.output and "vec: ok" not in quiet.output
+        assert "ch95:vec" in quiet.stdout and "results:" in quiet.stdout  # the table is there
+    for flag in ("-v", "--verbose"):
+        verbose = invoke("bench", "run", "ch95", flag, *out)
+        assert verbose.exit_code == 0
+        assert "[1/1] ch95:vec ..." in verbose.output
+        log = suite.run_dir / "logs" / "ch95__vec.log"
+        assert f"log: {log}; stopped: fixed sample count after 3 rounds" in verbose.output
+    suite.logs = False
+    no_log = invoke("bench", "run", "ch95", "-v", *out)
+    assert "log: none (no child process ran for it)" in no_log.output
+    both = invoke("bench", "run", "ch95", "-q", "-v", *out)
+    assert both.exit_code == 2 and "--quiet and --verbose" in both.output
+
+
+@cpu_only
+def test_run_verbose_names_the_real_log(fake_env, make_chapter, tmp_path):
+    make_chapter("ch95", GOOD)
+    result = invoke("bench", "run", "ch95", "-v", "--iterations", "3", "--warmup", "1",
+                    "--output-dir", str(tmp_path / "runs"))
+    assert result.exit_code == 0, result.output
+    match = re.search(r"log: (\S+\.log); stopped: fixed sample count after \d+ rounds", result.output)
+    assert match, result.output
+    log = tmp_path.joinpath(match.group(1))
+    assert log.is_file() and log.parent.parent.parent == tmp_path / "runs"
+
+
+# ---------------------------------------------------------------- bench run: Ctrl-C
+
+def _continue_command(output: str) -> list[str]:
+    """The words of the command the interruption message says to run next."""
+    match = re.search(r"^  (python -m cli\.aisp bench run .*)$", output, re.M)
+    assert match, output
+    return shlex.split(match.group(1))
+
+
+@pytest.mark.parametrize("then", ["raise", "interrupted"])
+def test_ctrl_c_prints_the_resume_command(fake_env, make_chapter, fake_suite, tmp_path, then):
+    make_chapter("ch95", GOOD)
+    make_chapter("ch96", GOOD)
+    suite = fake_suite(then)
+    runs = tmp_path / "runs dir"  # a space: the command must quote it
+    result = invoke("bench", "run", "ch96", "-t", "ch95", "--iterations", "3", "--seed", "7",
+                    "--timeout", "90", "--strict", "-q", "--output-dir", str(runs))
+    assert result.exit_code == 130, result.output
+    run_dir = suite.run_dir
+    words = _continue_command(result.output)
+    assert words[:5] == ["python", "-m", "cli.aisp", "bench", "run"]
+    assert words[-2:] == ["--resume", str(run_dir)]
+    assert f"kept in {run_dir}" in result.output
+    # the command runs as printed: same targets and options, continuing that directory
+    first = suite.calls[-1][1]
+    suite.then = "return"
+    again = invoke(*words[3:])
+    assert again.exit_code == 0, again.output
+    options = suite.calls[-1][1]
+    assert suite.ran() == ["ch95:vec", "ch96:vec"]
+    assert options.resume == run_dir
+    for name in ("iterations", "warmup", "seed", "timeout_s", "strict", "profile",
+                 "update_expectations"):
+        assert getattr(options, name) == getattr(first, name), name
+
+
+def test_ctrl_c_before_any_pair_finished_says_start_again(fake_env, make_chapter, fake_suite, tmp_path):
+    make_chapter("ch95", GOOD)
+    fake_suite("raise", finished=False)
+    result = invoke("bench", "run", "ch95", "--format", "json", "--output-dir", str(tmp_path / "runs"))
+    assert result.exit_code == 130
+    assert "before any pair finished" in result.output and "--resume" not in result.output
+    assert _continue_command(result.output) == ["python", "-m", "cli.aisp", "bench", "run",
+                                                "ch95", "--format", "json"]
+    assert result.stdout == ""  # the hint goes to stderr: stdout stays a JSON document or nothing
+
+
+# ---------------------------------------------------------------- --version
+
+def _pyproject_version() -> str:
+    return re.search(r'^version\s*=\s*"([^"]+)"', (REPO_ROOT / "pyproject.toml").read_text(),
+                     re.M).group(1)
+
+
+def test_version():
+    import torch
+
+    from core.hardware import git_commit
+
+    result = invoke("--version")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"aisp {metadata.version('aisp')}"
+    assert f"torch {torch.__version__}" in lines
+    commit = git_commit()
+    assert (f"git commit {commit}" in lines) if commit else not any("commit" in x for x in lines)
+
+
+def test_version_falls_back_to_pyproject(monkeypatch):
+    import core.hardware
+
+    real = metadata.version
+
+    def version(name):
+        if name == "aisp":
+            raise metadata.PackageNotFoundError(name)
+        return real(name)
+    monkeypatch.setattr(metadata, "version", version)
+    monkeypatch.setattr(core.hardware, "git_commit", lambda: None)
+    result = invoke("--version")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0] == f"aisp {_pyproject_version()}"
+    assert "commit" not in result.stdout
+
+
+# ---------------------------------------------------------------- list-targets --format
+
+DECLARING = {
+    "_vec_common.py": VEC_COMMON,
+    "baseline_vec.py": vec_pair_file(attrs="teaching = True\nrequires = Requirements(modules=('numpy',))"),
+    "optimized_vec.py": vec_pair_file(attrs=(
+        "supports_cpu = False\ngoal = 'memory'\nnegative_result = 'slower here by design'\n"
+        "cpu_bound = 'the host loop'\n"
+        "requires = Requirements(gpus=2, min_compute_capability=(9, 0), nvcc=True)")),
+    "optimized_vec_broken.py": "raise RuntimeError('boom at import')\n",
+    "optimized_vec_loud.py": "print('hello from an import')\n" + vec_pair_file(),
+}
+
+
+def test_list_targets_json(fake_env, make_chapter):
+    make_chapter("ch95", DECLARING)
+    make_chapter("ch96", {"README.md": "planned\n"})
+    result = invoke("bench", "list-targets", "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = {row["id"]: row for row in json.loads(result.stdout)}  # the print stayed out of it
+    assert list(rows) == ["ch95:vec", "ch95:vec_broken", "ch95:vec_loud"]
+    vec = rows["ch95:vec"]
+    assert vec["pair"] == "ch95:vec" and vec["chapter"] == "ch95" and vec["stem"] == "vec"
+    assert vec["name"] == "vec" and vec["variants"] == ["vec", "vec_broken", "vec_loud"]
+    # a variant needs what its baseline and its optimized file need
+    assert vec["requires"] == {"cuda": True, "gpus": 2, "min_compute_capability": "9.0",
+                               "modules": ["numpy"], "nvcc": True, "numa_nodes": 1}
+    assert (vec["goal"], vec["teaching"], vec["negative_result"], vec["cpu_bound"], vec["error"]) \
+        == ("memory", True, "slower here by design", "the host loop", None)
+    loud = rows["ch95:vec_loud"]
+    assert loud["requires"]["cuda"] is False and loud["goal"] == "speed" and loud["error"] is None
+    broken = rows["ch95:vec_broken"]
+    assert "optimized_vec_broken.py" in broken["error"] and "boom at import" in broken["error"]
+    assert broken["teaching"] is True  # the baseline still loaded
+
+
+def test_list_targets_csv(fake_env, make_chapter):
+    import csv
+    import io
+
+    make_chapter("ch95", DECLARING)
+    result = invoke("bench", "list-targets", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [r["id"] for r in rows] == ["ch95:vec", "ch95:vec_broken", "ch95:vec_loud"]
+    vec = rows[0]
+    assert vec["variants"] == "vec vec_broken vec_loud" and vec["requires_gpus"] == "2"
+    assert vec["requires_cuda"] == "true" and vec["requires_min_compute_capability"] == "9.0"
+    assert vec["requires_modules"] == "numpy" and vec["teaching"] == "true" and vec["error"] == ""
+    assert "boom at import" in rows[1]["error"]
+    bad = invoke("bench", "list-targets", "--format", "xml")
+    assert bad.exit_code == 2
+
+
+# ---------------------------------------------------------------- help, piped
+
+def _commands(command: click.Command, words: tuple[str, ...] = ()):
+    """(words that reach it, command) for the command and every command under it."""
+    yield words, command
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _commands(sub, (*words, name))
+
+
+def test_piped_help_is_complete():
+    """CliRunner's stdout is not a terminal, as with `--help | less`: every command's help
+    holds each option's whole sentence (rich's 80-column panels cut them with "…")."""
+    for words, command in _commands(typer.main.get_command(app)):
+        result = invoke(*words, "--help")
+        assert result.exit_code == 0, (words, result.output)
+        assert "…" not in result.output, words
+        flat = "".join(result.output.split())  # wrapping may break lines at a hyphen
+        for param in command.params:
+            if getattr(param, "help", None):
+                assert "".join(param.help.split()) in flat, (words, param.name)
+            for opt in param.opts + param.secondary_opts:
+                assert not opt.startswith("-") or opt in result.output, (words, opt)
+        for name, sub in getattr(command, "commands", {}).items():  # a group: its commands' lines
+            first = inspect.cleandoc(sub.help or "").split("\n\n")[0]
+            assert "".join(first.split()) in flat, (words, name)
+
+
+@pytest.mark.parametrize("words", [(), ("bench",), ("hw",), ("tools",)])
+def test_group_without_arguments_prints_its_help(words):
+    result = invoke(*words)
+    assert result.exit_code == 2
+    assert result.stdout.startswith("Usage:") and "Commands:" in result.stdout

@@ -5,26 +5,33 @@ torch: a correct variant, wrong / NaN / seed-insensitive variants, a variant tha
 first answer across calls, one that writes into its inputs, files that fail to import or to
 build a benchmark, benchmarks raising in setup or run, CUDA-only sides, a hanging pair.
 (tests/test_planted.py runs the full set of cheats; these few keep the runner-level record,
-report, exit code and expectations behaviour covered.)
+report, exit code and expectations behaviour covered.) Pairs whose requirements are not met
+here are decided by one requirements check (core.precheck), without a child of their own.
 """
 from __future__ import annotations
 
+import csv
 import json
 import re
+import textwrap
 
 import pytest
 
+import core.runner
 from core import expectations as expect
+from core import precheck, results_csv
 from core.discovery import select
 from core.events import PairFinished, PairStarted, describe
 from core.record import RunRecord
 from core.report import render
-from core.runner import RunOptions, run_suite
+from core.record import PairResult
+from core.runner import RunOptions, run_pair, run_suite
 from tests.conftest import CPU_KEY, VEC_COMMON, cpu_only, vec_pair_file, write_chapter
 
 pytestmark = cpu_only
 
 HANG_TIMEOUT_S = 12.0
+MISSING = "aisp_no_such_module"  # a module no machine has
 
 SEEDED_EXPECTATIONS = {
     "schema": 1, "hardware_key": CPU_KEY,
@@ -83,6 +90,9 @@ CH96 = {
     # a whole pair that needs CUDA
     "baseline_gpu.py": vec_pair_file(attrs="supports_cpu = False"),
     "optimized_gpu.py": vec_pair_file(attrs="supports_cpu = False"),
+    # a CPU pair that needs a Python module this machine lacks
+    "baseline_nomod.py": vec_pair_file(attrs=f"requires = Requirements(modules=({MISSING!r},))"),
+    "optimized_nomod.py": vec_pair_file(),
     # a baseline that raises in run()
     "baseline_basefail.py": vec_pair_file("raise RuntimeError('baseline exploded')"),
     "optimized_basefail.py": vec_pair_file(),
@@ -98,21 +108,27 @@ def suite(tmp_path_factory):
     root = tmp_path_factory.mktemp("suite") / "chapters"
     chapter = write_chapter(root, "ch96", CH96)
     selection = select(["ch96"], root)
-    events = []
+    events, children = [], []
+
+    def run_pair_recorded(pair, *args, **kwargs):  # the runner starts a pair's child here
+        children.append(pair.id)
+        return run_pair(pair, *args, **kwargs)
     options = RunOptions(iterations=3, warmup=1, timeout_s=HANG_TIMEOUT_S,
                          update_expectations=True, output_dir=root.parent / "runs")
     with pytest.MonkeyPatch.context() as patch:  # 3 samples are "noisy": store them anyway here
         patch.setattr(expect, "MIN_SAMPLES", 1)
         patch.setattr(expect, "MAX_INTERVAL_RATIO", float("inf"))
+        patch.setattr(core.runner, "run_pair", run_pair_recorded)
         record = run_suite(selection, options, listener=events.append)
     return {"record": record, "chapter": chapter, "selection": selection, "events": events,
+            "children": children, "options": options,
             "rows": {row.name: row for row in record.rows},
             "pairs": {p.pair: p for p in record.pairs}}
 
 
 def test_selection_order(suite):
     assert [pair.id for pair, _ in suite["selection"]] == [
-        "ch96:basefail", "ch96:broken", "ch96:gpu", "ch96:hang", "ch96:vec"]
+        "ch96:basefail", "ch96:broken", "ch96:gpu", "ch96:hang", "ch96:nomod", "ch96:vec"]
 
 
 def test_correct_variant_verifies_and_gets_a_speedup(suite):
@@ -239,7 +255,7 @@ def test_hanging_pair_times_out_and_the_rest_is_measured(suite):
 def test_results_jsonl_has_one_line_per_pair(suite):
     record = suite["record"]
     lines = (record.run_dir / "results.jsonl").read_text().splitlines()
-    assert len(lines) == len(suite["selection"]) == 5
+    assert len(lines) == len(suite["selection"]) == 6
     assert [json.loads(line)["pair"] for line in lines] == [p.id for p, _ in suite["selection"]]
     full = json.loads((record.run_dir / "results.json").read_text())
     assert [p["pair"] for p in full["pairs"]] == [json.loads(line)["pair"] for line in lines]
@@ -252,6 +268,34 @@ def test_results_jsonl_has_one_line_per_pair(suite):
     assert again.pairs[-1].integrity == record.pairs[-1].integrity
 
 
+def test_results_csv_has_a_row_per_example(suite):
+    """results.csv beside results.json: read back with csv.DictReader, the same statuses,
+    speedups and reasons as the typed record."""
+    record = suite["record"]
+    with open(record.run_dir / "results.csv", newline="") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == results_csv.COLUMNS
+        rows = list(reader)
+    assert [r["example"] for r in rows] == [ex.id for ex in record.rows]
+    by_name = {r["variant"]: r for r in rows}
+    vec = by_name["vec"]
+    assert (vec["pair"], vec["status"], vec["goal"]) == ("ch96:vec", "ok", "speed")
+    assert float(vec["speedup"]) == suite["rows"]["vec"].speedup
+    lo, hi = suite["rows"]["vec"].speedup_ci
+    assert (float(vec["speedup_low"]), float(vec["speedup_high"])) == (lo, hi)
+    assert float(vec["baseline_ms"]) == suite["rows"]["vec"].baseline_ms
+    assert vec["rate_unit"] == "GB/s" and float(vec["rate"]) > 0
+    assert (vec["verification"], vec["expectation"]) == ("match", "pass")
+    for name, row in by_name.items():  # every failure and skip carries its reason
+        assert row["status"] == suite["rows"][name].status
+        assert row["reason"] == suite["rows"][name].reason
+        assert (row["status"] == "ok") == bool(row["speedup"])
+    assert by_name["vec_wrong"]["status"] == "failed"
+    assert "worst at (7,)" in by_name["vec_wrong"]["reason"]
+    assert by_name["hang"]["reason"].startswith("timed out after")
+    assert by_name["gpu"]["status"] == "skipped" and "needs a CUDA GPU" in by_name["gpu"]["reason"]
+
+
 def test_exit_code_and_report(suite):
     record = suite["record"]
     assert record.exit_code() == 1  # failed examples
@@ -262,11 +306,11 @@ def test_exit_code_and_report(suite):
     assert [e.pair for e in events if isinstance(e, PairStarted)] == [
         p.id for p, _ in suite["selection"]]
     finished = [e for e in events if isinstance(e, PairFinished)]
-    assert [(e.index, e.total, e.kept) for e in finished] == [(i, 5, False) for i in range(1, 6)]
+    assert [(e.index, e.total, e.kept) for e in finished] == [(i, 6, False) for i in range(1, 7)]
     assert finished[-1].result is record.pairs[-1]
     lines = [describe(e) for e in events]
-    assert "[5/5] ch96:vec ..." in lines
-    done = lines[lines.index("[5/5] ch96:vec ...") + 1]
+    assert "[6/6] ch96:vec ..." in lines
+    done = lines[lines.index("[6/6] ch96:vec ...") + 1]
     assert done.strip().startswith("vec: ok, ") and "vec_wrong: failed" in done
     assert "vec_cudaonly: skipped" in done
 
@@ -291,3 +335,111 @@ def test_update_expectations_writes_only_verified_examples(suite):
     assert "date" in vec["provenance"]
     assert sorted(p.name for p in chapter.iterdir() if "expectations" in p.name) == [
         f"expectations_{CPU_KEY}.json"]
+
+
+# --- requirements decided before the pairs run (core.precheck) ------------------------------
+
+def test_unmet_requirements_are_skipped_without_a_child(suite):
+    # only the pairs that can run here got a child; the file that fails to import too
+    assert suite["children"] == ["ch96:basefail", "ch96:broken", "ch96:hang", "ch96:vec"]
+    gpu, nomod = suite["pairs"]["ch96:gpu"], suite["pairs"]["ch96:nomod"]
+    assert gpu.status == nomod.status == "skipped"
+    assert nomod.reason == (f"ch96/baseline_nomod.py: needs the Python module '{MISSING}', "
+                            f"which is not installed")
+    assert [(r.status, r.reason) for r in nomod.examples] == [("skipped", nomod.reason)]
+    assert not (suite["record"].run_dir / "logs" / "ch96__gpu.log").exists()
+    # reported like any other pair: in results.jsonl, results.json and the progress events
+    lines = [json.loads(line) for line in
+             (suite["record"].run_dir / "results.jsonl").read_text().splitlines()]
+    assert {line["pair"]: line["status"] for line in lines}["ch96:nomod"] == "skipped"
+    assert "[5/6] ch96:nomod ..." in [describe(e) for e in suite["events"]]
+    # a file that fails to import is still the child's to report, as FAILED
+    assert "import failed: SyntaxError" in suite["rows"]["broken"].reason
+
+
+def test_skip_decided_before_the_run_matches_the_childs(suite, tmp_path):
+    """The record of a pair skipped by the requirements check is the one its child writes."""
+    pair, examples = next((p, e) for p, e in suite["selection"] if p.id == "ch96:gpu")
+    (tmp_path / "logs").mkdir()
+    from_child = run_pair(pair, examples, suite["options"], tmp_path).to_dict()
+    from_check = PairResult.from_dict(suite["pairs"]["ch96:gpu"].to_dict())
+    from_check.examples[0].chapter = from_check.examples[0].stem = ""  # added by annotate()
+    from_check = from_check.to_dict()
+    from_child.pop("duration_s"), from_check.pop("duration_s")
+    assert from_check == from_child
+
+
+TAMPER = textwrap.dedent("""
+    import time
+
+    from core.benchmark import Benchmark
+
+    time.perf_counter = lambda: 0.0  # an import-time patch of the clock
+
+    class Bench(Benchmark):
+        supports_cpu = False
+
+    get_benchmark = Bench
+""")
+
+
+def test_requirements_check_stops_at_a_tampering_import(tmp_path):
+    """A pair file that patches the clock when imported ends the check (pairs it decided
+    before stay decided); the rest, the tamperer included, go to their own children. The
+    patch never reaches this process."""
+    root = tmp_path / "chapters"
+    write_chapter(root, "ch97", {
+        "_vec_common.py": VEC_COMMON,
+        "baseline_a.py": vec_pair_file(attrs="supports_cpu = False"),
+        "optimized_a.py": vec_pair_file(),
+        "baseline_b.py": TAMPER, "optimized_b.py": TAMPER,
+        "baseline_c.py": vec_pair_file(attrs="supports_cpu = False"),
+        "optimized_c.py": vec_pair_file(),
+    })
+    (tmp_path / "logs").mkdir()
+    clock = __import__("time").perf_counter
+    found = precheck.check(select(["ch97"], root), tmp_path, timeout_s=60)
+    assert list(found.skipped) == ["ch97:a"]
+    assert found.skipped["ch97:a"].reason.startswith("ch97/baseline_a.py: needs a CUDA GPU")
+    assert "replaced harness or timing functions" in found.problem
+    assert __import__("time").perf_counter is clock
+    assert "time.perf_counter" in (tmp_path / "logs" / "requirements.log").read_text()
+
+
+def test_resume_keeps_skips_and_checks_only_the_rest(tmp_path, monkeypatch):
+    """--resume: a skip in results.jsonl is kept; the requirements check sees only the pairs
+    still to run. (The probe and the pairs' children are faked: only the check runs.)"""
+    root = tmp_path / "chapters"
+    write_chapter(root, "ch97", {
+        "_vec_common.py": VEC_COMMON,
+        "baseline_a.py": vec_pair_file(attrs="supports_cpu = False"),
+        "optimized_a.py": vec_pair_file(),
+        "baseline_b.py": vec_pair_file(attrs=f"requires = Requirements(modules=({MISSING!r},))"),
+        "optimized_b.py": vec_pair_file(),
+        "baseline_c.py": vec_pair_file(), "optimized_c.py": vec_pair_file(),
+    })
+    selection = select(["ch97"], root)
+    options = RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs")
+    run_dir = tmp_path / "runs" / "earlier"
+    (run_dir / "logs").mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps(core.runner.run_choices(selection, options)))
+    kept = PairResult(pair="ch97:a", device="cpu").fail_all("ch97/baseline_a.py: kept", "skipped")
+    (run_dir / "results.jsonl").write_text(json.dumps(kept.to_dict()) + "\n")
+    checked, children = [], []
+    real_check = precheck.check
+    monkeypatch.setattr(core.runner, "probe", lambda run_dir: {
+        "fingerprint": {"hardware_key": CPU_KEY, "device": "cpu"}, "ceilings": {}})
+    monkeypatch.setattr(precheck, "check", lambda pending, *a: (
+        checked.extend(p.id for p, _ in pending), real_check(pending, *a))[1])
+    monkeypatch.setattr(core.runner, "run_pair", lambda pair, *a: (
+        children.append(pair.id), PairResult(pair=pair.id, device="cpu").fail_all("faked"))[1])
+    options.resume = run_dir
+    record = run_suite(selection, options)
+    assert checked == ["ch97:b", "ch97:c"] and children == ["ch97:c"]
+    assert [(p.pair, p.status, p.reason) for p in record.pairs] == [
+        ("ch97:a", "skipped", "ch97/baseline_a.py: kept"),
+        ("ch97:b", "skipped", f"ch97/baseline_b.py: needs the Python module '{MISSING}', "
+                              f"which is not installed"),
+        ("ch97:c", "failed", "faked")]
+    lines = (run_dir / "results.jsonl").read_text().splitlines()
+    assert [json.loads(line)["pair"] for line in lines] == ["ch97:a", "ch97:b", "ch97:c"]
