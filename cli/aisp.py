@@ -11,7 +11,7 @@ import shlex
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 from tabulate import tabulate
@@ -21,7 +21,7 @@ from core import REPO_ROOT
 
 if TYPE_CHECKING:  # imported where used: `--help` and `--version` stay quick
     from core.discovery import Chapter
-    from core.events import Listener
+    from core.events import Event, Listener
     from core.runner import RunOptions
 
 app = Typer(help="Benchmark harness for 'AI Systems Performance Engineering': baseline vs "
@@ -189,7 +189,7 @@ def run(
     from core.discovery import TargetError, select
     from core.expectations import ExpectationsError
     from core.report import render
-    from core.runner import ResumeError, RunOptions, run_choices, run_suite
+    from core.runner import ResumeError, RunOptions, run_suite
 
     names = [*(targets or []), *(positional or [])]
     if not names:
@@ -227,17 +227,18 @@ def run(
 
     output_choices = ([] if format == Format.table else ["--format", format.value]) + \
         (["--quiet"] if quiet else []) + (["--verbose"] if verbose else [])
-    run_dir = _RunDirFinder(output_dir, resume, run_choices(selection, options))
+    watcher = _RunDirWatcher(resume)
     try:
         with suite_progress(len(selection), quiet=quiet or format == Format.json) as progress:
-            listener = _with_pair_details(progress, run_dir) if verbose else progress
+            watcher.listener = progress
+            listener = _with_pair_details(watcher) if verbose else watcher
             result = run_suite(selection, options, listener=listener)
     except (ExpectationsError, ResumeError) as exc:
         _usage_error(str(exc))
     except KeyboardInterrupt:
         # Ctrl-C outside the pairs loop (the probe, the CUDA builds, the reports), which
         # run_suite does not catch: say how to go on all the same.
-        _say_how_to_continue(run_dir(), names, options, output_choices)
+        _say_how_to_continue(watcher.run_dir, names, options, output_choices)
         raise typer.Exit(130)
     typer.echo(render(result, format.value))
     if result.interrupted:
@@ -245,32 +246,23 @@ def run(
     raise typer.Exit(result.exit_code(strict, update_expectations))
 
 
-class _RunDirFinder:
-    """The run directory of this `bench run` while run_suite still runs (it only returns it):
-    --resume's, or the directory that appeared in the output dir since the run began and whose
-    run.json holds this run's choices (another run writing there at the same time has others,
-    or is told apart by its later name). Found once, then remembered."""
+class _RunDirWatcher:
+    """Passes every event on and remembers the run directory (core.events.RunStarted), which
+    run_suite otherwise only returns at the end: Ctrl-C outside its pairs loop needs it."""
 
-    def __init__(self, output_dir: Path, resume: Optional[Path], choices: dict[str, Any]) -> None:
-        self.output_dir, self.choices, self.found = output_dir, choices, resume
-        self.before = {p.name for p in output_dir.iterdir()} if output_dir.is_dir() else set()
+    def __init__(self, resume: Optional[Path]) -> None:
+        self.run_dir = resume
+        self.listener: Listener = lambda event: None  # the progress display, once it is up
 
-    def __call__(self) -> Optional[Path]:
-        if self.found is None and self.output_dir.is_dir():
-            mine = [p for p in sorted(self.output_dir.iterdir())
-                    if p.name not in self.before and self._choices(p) == self.choices]
-            self.found = mine[-1] if mine else None
-        return self.found
+    def __call__(self, event: Event) -> None:
+        from core.events import RunStarted
 
-    @staticmethod
-    def _choices(run_dir: Path) -> Optional[dict[str, Any]]:
-        try:
-            return json.loads((run_dir / "run.json").read_text())
-        except (OSError, ValueError):
-            return None
+        if isinstance(event, RunStarted):
+            self.run_dir = event.run_dir
+        self.listener(event)
 
 
-def _with_pair_details(progress: Listener, run_dir: Callable[[], Optional[Path]]) -> Listener:
+def _with_pair_details(progress: _RunDirWatcher) -> Listener:
     """--verbose: after each pair's progress line, its child process's log and why its timing
     stopped (the PairFinished event carries the result; the log is where core.runner.run_pair
     writes it, logs/<pair with : as __>.log in the run directory)."""
@@ -281,7 +273,7 @@ def _with_pair_details(progress: Listener, run_dir: Callable[[], Optional[Path]]
         if not isinstance(event, PairFinished) or event.kept:
             return
         pair = event.result
-        folder = run_dir()
+        folder = progress.run_dir
         log = folder / "logs" / f"{pair.pair.replace(':', '__')}.log" if folder else None
         where = (f"log: {log}" if log and log.exists()
                  else "log: none (no child process ran for it)" if folder
@@ -687,6 +679,9 @@ def chapter_main(compare_file: str, argv: list[str] | None = None) -> None:
     """
     chapter = Path(compare_file).resolve().parent.name
     args = list(sys.argv[1:] if argv is None else argv)
+    if "--help" in args or "-h" in args:
+        typer.echo(_compare_help(Path(compare_file).resolve().parent))
+        return
     targets = [chapter]
     if "--examples" in args:
         at = args.index("--examples")
@@ -696,6 +691,36 @@ def chapter_main(compare_file: str, argv: list[str] | None = None) -> None:
         targets = [f"{chapter}:{name}" for name in args[at + 1].split(",") if name]
         del args[at:at + 2]
     app(args=["bench", "run", "--targets", *targets, *args], prog_name=f"{chapter}/compare.py")
+
+
+def _compare_help(chapter_dir: Path) -> str:
+    """`python chNN/compare.py --help`: its own usage and names, then `bench run`'s options
+    (all but the targets, which compare.py fixes to the chapter)."""
+    import click
+
+    from core.discovery import discover_chapter
+
+    chapter = discover_chapter(chapter_dir)
+    names = [name for pair in chapter.pairs
+             for name in (pair.stem, *(e.name for e in pair.examples if e.name != pair.stem))]
+    command = typer.main.get_command(app).commands["bench"].commands["run"]  # type: ignore[attr-defined]
+    ctx = click.Context(command, info_name="bench run")
+    formatter = click.HelpFormatter(width=88)
+    formatter.write_usage(f"python {chapter.name}/compare.py", "[--examples NAME[,NAME...]] [OPTIONS]")
+    formatter.write_paragraph()
+    formatter.write_text(f"Run every pair of {chapter.name} through the harness: verify, time and "
+                         f"gate each against the stored expectations (`python -m cli.aisp bench run "
+                         f"{chapter.name}`).")
+    with formatter.section("Options of compare.py"):
+        formatter.write_dl([("--examples NAME[,NAME...]",
+                             "Only these pairs or variants of the chapter: "
+                             + (", ".join(names) if names else "(none yet)"))])
+    rows = [record for param in command.get_params(ctx)
+            if param.name not in ("positional", "targets")
+            and (record := param.get_help_record(ctx)) is not None]
+    with formatter.section("Options of bench run (all apply)"):
+        formatter.write_dl(rows)
+    return formatter.getvalue()
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ from typing import Iterator
 
 import typer
 
-from core.events import Event, Listener, Note, PairFinished, PairStarted, describe
+from core.events import Event, Listener, Note, PairFinished, PairStarted, RunStarted, describe
 
 
 @contextlib.contextmanager
@@ -41,7 +41,7 @@ def suite_progress(total: int, quiet: bool = False) -> Iterator[Listener]:
             elif isinstance(event, PairFinished):
                 bar.advance(task)
                 say(describe(event).strip())
-            elif isinstance(event, Note):
-                say(event.text)
+            elif isinstance(event, (Note, RunStarted)):
+                say(describe(event))
 
         yield listen

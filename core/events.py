@@ -2,9 +2,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Union
 
 from core.record import PairResult
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    """The run directory exists (results land there as each pair finishes)."""
+
+    run_dir: Path
+    total: int  # pairs selected
 
 
 @dataclass(frozen=True)
@@ -29,12 +38,14 @@ class Note:
     text: str
 
 
-Event = Union[PairStarted, PairFinished, Note]
+Event = Union[RunStarted, PairStarted, PairFinished, Note]
 Listener = Callable[[Event], None]
 
 
 def describe(event: Event) -> str:
     """The plain-text line for an event (CI logs, non-terminal stderr)."""
+    if isinstance(event, RunStarted):
+        return f"run directory: {event.run_dir} ({event.total} pairs)"
     if isinstance(event, PairStarted):
         return f"[{event.index}/{event.total}] {event.pair} ..."
     if isinstance(event, PairFinished):

@@ -25,20 +25,17 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core import REPO_ROOT, atomic
+from core import atomic
 from core.benchmark import option
 from core.discovery import Example, Pair
 from core.pairfile import load_benchmark, relative, unmet_requirement
-from core.process import child_env
+from core.process import run_child
 from core.record import ExampleResult, PairResult
 
 MIN_TIMEOUT_S = 60.0  # the check imports torch and every baseline: give it at least this
@@ -73,7 +70,9 @@ def check(selection: list[tuple[Pair, list[Example]]], run_dir: Path,
         logs = Path(run_dir) / "logs"
         spec, out = logs / f"{name}.spec.json", logs / f"{name}.json"
         spec.write_text(json.dumps({"pairs": pairs}, indent=2))
-        code, payload = _run(spec, out, root, logs / f"{name}.log", max(timeout_s, MIN_TIMEOUT_S))
+        outcome = run_child([str(spec), str(out)], max(timeout_s, MIN_TIMEOUT_S),
+                            logs / f"{name}.log", root, result=out, module="core.precheck")
+        code, payload = outcome.code, outcome.payload
         wanted = {p["pair"] for p in pairs}
         payload = payload or {}
         for pair_id, data in (payload.get("skipped") or {}).items():
@@ -89,41 +88,6 @@ def check(selection: list[tuple[Pair, list[Example]]], run_dir: Path,
     if problems:
         found.problem = "; ".join(problems)
     return found
-
-
-def _run(spec: Path, out: Path, root: Path, log: Path,
-         timeout_s: float) -> tuple[int | None, dict[str, Any] | None]:
-    """`python -m core.precheck SPEC OUT` in its own process group, with the token on stdin
-    (as core.process.run_child does for a pair); the exit code (None: killed at the timeout)
-    and the payload, when the file carries the token."""
-    token = secrets.token_hex(16)
-    out.unlink(missing_ok=True)
-    with open(log, "w") as handle:
-        proc = subprocess.Popen([sys.executable, "-m", "core.precheck", str(spec), str(out)],
-                                cwd=REPO_ROOT, env=child_env(root), stdin=subprocess.PIPE,
-                                stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            try:
-                proc.stdin.write(f"{token}\n".encode())
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass
-            code: int | None = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            code = None
-        finally:  # a helper an import started must not outlive the check
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            proc.wait()
-    try:
-        signed = json.loads(out.read_text())
-    except (OSError, json.JSONDecodeError):
-        return code, None
-    if not isinstance(signed, dict) or not secrets.compare_digest(str(signed.get("token")), token):
-        return code, None
-    return code, signed.get("payload")
 
 
 # --- in the check process ---------------------------------------------------------------

@@ -48,8 +48,10 @@ def _kill_group(pgid: int) -> None:
 
 
 def run_child(args: list[str], timeout_s: float, log: Path, root: Path = REPO_ROOT,
-              result: Path | None = None, env: dict[str, str] | None = None) -> ChildOutcome:
-    """Run `python -m core.child ARGS` in a new process group; read `result` if given.
+              result: Path | None = None, env: dict[str, str] | None = None,
+              module: str = "core.child") -> ChildOutcome:
+    """Run `python -m MODULE ARGS` (core.child, or core.precheck) in a new process group;
+    read `result` if given.
 
     `root` (the folder holding the chapter packages) goes first on the child's PYTHONPATH,
     so pair files import as `chNN.<file>` from wherever the chapters live (tests use a tmp dir).
@@ -59,7 +61,7 @@ def run_child(args: list[str], timeout_s: float, log: Path, root: Path = REPO_RO
     if result is not None:
         result.unlink(missing_ok=True)
     with open(log, "w") as handle:
-        proc = subprocess.Popen([sys.executable, "-m", "core.child", *args], cwd=REPO_ROOT,
+        proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO_ROOT,
                                 env={**child_env(root), **(env or {})}, stdin=subprocess.PIPE, stdout=handle,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         try:

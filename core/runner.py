@@ -26,7 +26,7 @@ from core import REPO_ROOT, atomic, compile_time, goodput, precheck, results_csv
 from core import expectations as expect
 from core.expectations import pair_key
 from core.discovery import Example, Pair
-from core.events import Listener, Note, PairFinished, PairStarted
+from core.events import Listener, Note, PairFinished, PairStarted, RunStarted
 from core.metrics import rates
 from core.process import child_env, run_child
 from core.record import ExampleResult, PairResult, RunRecord
@@ -367,6 +367,7 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     run_dir = options.resume or make_run_dir(options.output_dir)
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     atomic.write_text(run_dir / "run.json", json.dumps(chosen, indent=2))
+    listener(RunStarted(run_dir, len(selection)))
     info = probe(run_dir)
     fingerprint, ceilings = info["fingerprint"], info.get("ceilings", {})
     if info.get("ceiling_conditions"):  # clocks and throttle reasons each ceiling ran at

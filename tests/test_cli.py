@@ -16,7 +16,7 @@ import core.runner
 from cli.aisp import app, chapter_main
 from core import REPO_ROOT
 from core.discovery import discover
-from core.events import PairFinished, PairStarted
+from core.events import PairFinished, PairStarted, RunStarted
 from core.record import ExampleResult, PairResult, RunRecord
 from tests.conftest import CPU_KEY, VEC_COMMON, cpu_only, vec_chapter_files, vec_pair_file
 
@@ -215,6 +215,16 @@ def test_chapter_compare_entry_point(fake_env, make_chapter, capsys):
     assert exit_info.value.code == 2
 
 
+def test_chapter_compare_help_shows_its_own_options(fake_env, make_chapter, capsys):
+    chapter = make_chapter("ch95", dict(GOOD, **{"optimized_vec_wide.py": vec_pair_file()}))
+    chapter_main(str(chapter / "compare.py"), ["--help"])
+    out = capsys.readouterr().out
+    assert "python ch95/compare.py [--examples" in out
+    assert "vec, vec_wide" in out  # the names --examples takes
+    assert "--iterations" in out and "--resume" in out  # bench run's options apply
+    assert "--targets" not in out and "bench run [OPTIONS]" not in out  # compare.py fixes them
+
+
 # ---------------------------------------------------------------- a stand-in for run_suite
 # Tests of the command line itself (targets, output modes, Ctrl-C) replace core.runner.run_suite
 # with this: it makes a run directory as the runner does, sends the runner's events and returns
@@ -234,6 +244,7 @@ class FakeSuite:
         self.run_dir = run_dir
         (run_dir / "run.json").write_text(json.dumps(core.runner.run_choices(selection, options)))
         record = RunRecord(run_dir, {"device": "cpu", "hardware_key": CPU_KEY}, {})
+        listener(RunStarted(run_dir, len(selection)))
         for index, (pair, examples) in enumerate(selection, 1):
             listener(PairStarted(index, len(selection), pair.id))
             if self.logs:  # a pair skipped before any child process ran has no log

@@ -185,7 +185,9 @@ def test_ctrl_c_keeps_finished_pairs(make_chapter, fake_root, tmp_path):
     make_chapter("ch93", vec_chapter_files(default=vec_pair_file(GOOD_RUN)))
     make_chapter("ch94", vec_chapter_files(default=vec_pair_file("while True:\n    time.sleep(0.2)")))
     out_dir = tmp_path / "runs"
-    env = {**os.environ, "AISP_ROOT": str(fake_root), "PYTHONPATH": str(REPO_ROOT)}
+    # PYTHONFAULTHANDLER: should the CLI ever hang after Ctrl-C, SIGABRT prints where it is
+    env = {**os.environ, "AISP_ROOT": str(fake_root), "PYTHONPATH": str(REPO_ROOT),
+           "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "cli.aisp", "bench", "run", "--targets", "ch93", "ch94",
          "--iterations", "3", "--warmup", "1", "--output-dir", str(out_dir)],
@@ -201,9 +203,18 @@ def test_ctrl_c_keeps_finished_pairs(make_chapter, fake_root, tmp_path):
     assert stream is not None, "the first pair never finished"
     time.sleep(1.0)  # the hanging pair is running now
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
+    try:
+        stdout, stderr = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # a hang: fail with the CLI's Python stacks and its children
+        children = subprocess.run(["ps", "-o", "pid,ppid,pgid,stat,wchan:24,args", "--ppid",
+                                   str(proc.pid)], capture_output=True, text=True).stdout
+        proc.send_signal(signal.SIGABRT)
+        _, stderr = proc.communicate(timeout=30)
+        pytest.fail(f"bench run did not exit 60 s after SIGINT; its children:\n{children}\n"
+                    f"its stderr (faulthandler stacks at the end):\n{stderr[-6000:]}")
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr
+    assert f"--resume {stream.parent}" in stderr  # the command that continues the run
     final = json.loads((stream.parent / "results.json").read_text())
     assert final["interrupted"] is True
     assert [p["pair"] for p in final["pairs"]] == ["ch93:vec"]
