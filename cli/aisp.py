@@ -30,7 +30,8 @@ app = Typer(help="Benchmark harness for 'AI Systems Performance Engineering': ba
 bench_app = Typer(help="List, run and gate benchmark pairs.", no_args_is_help=True)
 hw_app = Typer(help="Describe this machine: its GPUs, their ceilings and links, and the host "
                     "settings the book tunes (read-only).", no_args_is_help=True)
-tools_app = Typer(help="Look inside a pair: what the compiler generated for it.",
+tools_app = Typer(help="Look inside pairs and runs: what the compiler generated, a serving "
+                       "pair under load, a run's roofline, a candidate kernel judged.",
                   no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 app.add_typer(hw_app, name="hw")
@@ -630,6 +631,53 @@ def inspect_compiled(
     if not code.kernels:
         typer.echo("  nothing compiled: this side does not call torch.compile (or its code "
                    "came from a cache outside TORCHINDUCTOR_CACHE_DIR)")
+
+
+@tools_app.command("roofline")
+def roofline(
+    run_dir: Path = typer.Argument(..., help="A run directory of `bench run` (or its results.json)."),
+    out: Optional[Path] = typer.Option(None, help="Where to write the chart (default "
+                                       "RUN_DIR/roofline.png)."),
+    format: Format = typer.Option(Format.table, "--format", help="table, markdown or json."),
+) -> None:
+    """Place both sides of every measured pair of a finished run under that run's roofs
+    (its copy bandwidth and matmul TFLOP/s): FLOP per byte, what each side achieved, the roof
+    at its intensity and the share of it reached. Re-measures nothing."""
+    from dataclasses import asdict
+
+    from core import plots
+    from core.compare import load_run
+    from core.roofline import roofline as place_all, table_rows
+
+    try:
+        record = load_run(run_dir)
+    except ValueError as exc:
+        _usage_error(str(exc))
+    found = place_all(record)
+    if format == Format.json:
+        typer.echo(json.dumps({"copy_gbps": found.copy_gbps,
+                               "points": [dict(asdict(p), pct_of_roof=p.pct_of_roof)
+                                          for p in found.points],
+                               "unplaced": [{"example": e, "why": why} for e, why in found.unplaced]},
+                              indent=2))
+        return
+    if not found.points:
+        typer.echo(f"{run_dir}: no measured pair with a FLOP or byte count"
+                   + (f" ({len(found.unplaced)} without: see --format json)" if found.unplaced else ""))
+    else:
+        typer.echo(tabulate(table_rows(found), tablefmt="github" if format == Format.markdown else "simple",
+                            headers=["example", "side", "FLOP/byte", "achieved", "roof at that intensity",
+                                     "of roof", "bound"], disable_numparse=True))
+    for example, why in found.unplaced:
+        typer.echo(f"  {example}: no point ({why})")
+    path = out or (run_dir if run_dir.is_dir() else run_dir.parent) / "roofline.png"
+    try:
+        chart = plots.roofline(record.rows, record.ceilings, path)
+    except OSError as exc:
+        typer.echo(f"chart not written: {exc}; choose another place with --out", err=True)
+        raise typer.Exit(1)
+    if chart is not None:
+        typer.echo(f"chart: {chart}")
 
 
 @tools_app.command("load-test")

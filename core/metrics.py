@@ -10,7 +10,7 @@ LINK_CEILINGS = {"h2d": "h2d_pinned_gbps", "d2h": "d2h_pinned_gbps",
                  "p2p_oneway": "p2p_oneway_gbps", "p2p_bidir": "p2p_bidir_gbps"}
 
 # Which measured matmul ceiling a FLOP count of each precision is compared against.
-_MATMUL_CEILING = {"bf16": "matmul_bf16_tflops", "fp16": "matmul_bf16_tflops",
+MATMUL_CEILINGS = {"bf16": "matmul_bf16_tflops", "fp16": "matmul_bf16_tflops",
                    "tf32": "matmul_tf32_tflops", "fp32": "matmul_fp32_tflops",
                    "fp8": "matmul_fp8_tflops"}
 
@@ -19,7 +19,7 @@ def ridge(workload: Workload, ceilings: dict[str, float]) -> float | None:
     """FLOP per byte where the measured roofs of the workload's precision meet (None when
     this run has no such ceilings): above it a kernel is compute-bound, below memory-bound.
     On an H100: fp32 51 TFLOP/s / 3.0 TB/s ≈ 17; bf16 ≈ 265."""
-    name = _MATMUL_CEILING.get(workload.flops_dtype)
+    name = MATMUL_CEILINGS.get(workload.flops_dtype)
     if not name or not ceilings.get(name) or not ceilings.get("copy_gbps"):
         return None
     return ceilings[name] * 1e12 / (ceilings["copy_gbps"] * 1e9)
@@ -53,7 +53,7 @@ def rates(workload: Workload, ms: float, ceilings: dict[str, float]) -> Rates:
         out.unit_name = workload.unit_name or "units"
     if out.gbps is not None and ceilings.get("copy_gbps"):
         out.pct_of_copy = 100 * out.gbps / ceilings["copy_gbps"]
-    name = _MATMUL_CEILING.get(workload.flops_dtype)
+    name = MATMUL_CEILINGS.get(workload.flops_dtype)
     if out.tflops is not None and name and ceilings.get(name):
         out.pct_of_matmul = 100 * out.tflops / ceilings[name]
     if workload.bus_bytes:

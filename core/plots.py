@@ -8,6 +8,7 @@ import matplotlib.ticker
 
 matplotlib.use("Agg")  # files only; no display needed (CI, GPU servers)
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from core.metrics import rates as side_rates  # noqa: E402
 from core.record import ExampleResult, Rates, SideResult  # noqa: E402
@@ -45,11 +46,14 @@ def speedups(rows: list[ExampleResult], path: Path) -> Path | None:
     colors = ["tab:gray" if r.teaching else
               "tab:red" if r.expectation is not None and r.expectation.status == "regression" else
               "tab:green" if r.speedup >= 1 else "tab:orange" for r in rows]
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.5))
-    ax.barh(labels, values, xerr=[lo, hi], color=colors, capsize=3)
+    fig, ax = plt.subplots(figsize=(9, 0.3 * len(rows) + 1.5))
+    bars = ax.barh(labels, values, xerr=[lo, hi], color=colors, capsize=3)
+    ax.bar_label(bars, labels=[f"{v:.2f}x" for v in values], padding=8, fontsize=7)
+    ax.tick_params(axis="y", labelsize=7 if len(rows) > 40 else 9)
+    ax.margins(y=0.5 / max(len(rows), 1))
     for y, r in enumerate(rows):
         stored = r.expectation.stored_speedup if r.expectation is not None else None
-        stored = None if r.goal == "memory" else stored  # that one is a memory ratio
+        stored = None if r.goal != "speed" else stored  # a memory, cold-start or goodput ratio
         if stored:
             ax.plot([stored, stored], [y - 0.4, y + 0.4], color="black", linewidth=1.5)
     ax.axvline(1.0, color="black", linewidth=0.8, linestyle="--")
@@ -59,8 +63,12 @@ def speedups(rows: list[ExampleResult], path: Path) -> Path | None:
         lambda v, _: f"{v:g}x" if v in (2, 3, 5, 20, 30, 50) else ""))
     ax.set_xlabel("speedup (baseline median / optimized median); black tick: stored expectation")
     ax.set_title("Speedup per pair (95% interval)")
+    ax.legend(handles=[Patch(color=c, label=t) for c, t in (
+        ("tab:green", "faster"), ("tab:orange", "slower"), ("tab:red", "regression (gate)"),
+        ("tab:gray", "teaching"))], fontsize=7, ncol=4, frameon=False, loc="upper left",
+        bbox_to_anchor=(0.0, -0.6 / (0.3 * len(rows) + 1.5)))
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # the legend sits below the axes
     plt.close(fig)
     return path
 
@@ -83,7 +91,11 @@ def roofline(rows: list[ExampleResult], ceilings: dict[str, float], path: Path) 
                  and s[2].gbps is not None and s[3].gbps is not None]
     if not flop_rows and not byte_rows:
         return None
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5.5),
+    # grows with the pairs: the legend goes under the roofline (never over its points), and
+    # the memory-only bars keep ~0.3 inch each
+    legend_rows = -(-(len(flop_rows) + len(_CEILING_LABELS)) // 3)
+    height = max(5.5, 4.5 + 0.18 * legend_rows, 0.3 * len(byte_rows) + 1.5)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(14, height),
                                       gridspec_kw={"width_ratios": [3, 2]})
     intensities = [w.flops / w.bytes for _, w, _, _ in flop_rows] or [1.0]
     x_lo, x_hi = min(intensities + [0.1]) / 2, max(intensities + [1000.0]) * 2
@@ -105,22 +117,26 @@ def roofline(rows: list[ExampleResult], ceilings: dict[str, float], path: Path) 
     left.set_xlabel("arithmetic intensity (FLOP/byte)")
     left.set_ylabel("TFLOP/s")
     left.set_title(f"Roofline (copy {bandwidth:.0f} GB/s, measured this run)")
-    left.legend(fontsize=7, loc="lower right")
+    left.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=3,
+                frameon=False)
     if byte_rows:
         labels = [r.id for r, _, _, _ in byte_rows]
         base = [base_rates.gbps for _, _, base_rates, _ in byte_rows]
         opt = [opt_rates.gbps for _, _, _, opt_rates in byte_rows]
         ys = range(len(byte_rows))
-        right.barh([y + 0.2 for y in ys], opt, height=0.4, label="optimized", color="tab:green")
-        right.barh([y - 0.2 for y in ys], base, height=0.4, label="baseline", color="tab:gray")
-        right.set_yticks(list(ys), labels, fontsize=8)
+        done = right.barh([y + 0.2 for y in ys], opt, height=0.4, label="optimized", color="tab:green")
+        first = right.barh([y - 0.2 for y in ys], base, height=0.4, label="baseline", color="tab:gray")
+        for bars in (done, first):
+            right.bar_label(bars, labels=[f"{b.get_width():.0f}" for b in bars], padding=2, fontsize=6)
+        right.set_yticks(list(ys), labels, fontsize=8 if len(byte_rows) <= 40 else 6)
         right.axvline(bandwidth, color="black", linestyle="--", label="copy ceiling")
         right.set_xlabel("GB/s (bytes read + written)")
-        right.legend(fontsize=7)
+        right.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=3,
+                     frameon=False)
     else:
         right.axis("off")
     right.set_title("Memory-only pairs")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # the legend sits below the axes
     plt.close(fig)
     return path
