@@ -11,7 +11,7 @@ import inspect
 import sys
 from typing import Any, Callable
 
-import click
+from cli._click import click
 import typer
 from typer.core import TyperCommand, TyperGroup
 

@@ -744,7 +744,7 @@ def chapter_main(compare_file: str, argv: list[str] | None = None) -> None:
 def _compare_help(chapter_dir: Path) -> str:
     """`python chNN/compare.py --help`: its own usage and names, then `bench run`'s options
     (all but the targets, which compare.py fixes to the chapter)."""
-    import click
+    from cli._click import click
 
     from core.discovery import discover_chapter
 
