@@ -7,7 +7,7 @@ import re
 import shlex
 from importlib import metadata
 
-import click
+from cli._click import click
 import pytest
 import typer
 from typer.testing import CliRunner
