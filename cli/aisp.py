@@ -680,6 +680,49 @@ def roofline(
         typer.echo(f"chart: {chart}")
 
 
+@tools_app.command("new-pair")
+def new_pair(
+    candidate: Path = typer.Argument(..., help="The candidate: a .py file defining "
+                                     "candidate(inputs), or a .cu file exporting candidate(...)."),
+    baseline: Path = typer.Option(..., "--baseline", help="The pair's baseline it must match, "
+                                  "e.g. ch07/baseline_copy_vectorized.py."),
+    name: str = typer.Option(..., "--name", help="The variant's name: the files are "
+                             "chNN/optimized_<stem>_<name>.py and chNN/_<stem>_<name>_candidate.*"),
+    force: bool = typer.Option(False, "--force", help="Replace that variant's files if they exist."),
+    iterations: Optional[int] = typer.Option(None, min=1, help="Timed samples per side "
+                                             "(default: adaptive, as bench run)."),
+    output_dir: Path = typer.Option(REPO_ROOT / "artifacts" / "runs", help="Where the run "
+                                    "directory goes."),
+    timeout: float = typer.Option(600.0, min=1.0, help="Seconds before the pair's process is killed."),
+) -> None:
+    """Judge a candidate kernel against an existing baseline: scaffold it as a variant of the
+    pair (the baseline's inputs, reference, tolerance and workload, only run() replaced),
+    run it through the harness's verification and integrity checks, and print ACCEPTED or
+    REJECTED with the evidence. Exit code 0 accepted, 1 rejected or not judged."""
+    from core.discovery import select
+    from core.events import describe
+    from core.new_pair import ScaffoldError, scaffold, verdict
+    from core.runner import RunOptions, run_suite
+
+    try:
+        made = scaffold(candidate, baseline, name, force)
+    except ScaffoldError as exc:
+        _usage_error(str(exc))
+    typer.echo(f"wrote {made.optimized} and {made.candidate}; judging {made.target} ...", err=True)
+    options = RunOptions(iterations=iterations, warmup=None if iterations is None else 1,
+                         timeout_s=timeout, output_dir=output_dir)
+    record = run_suite(select([made.target], root=made.optimized.parent.parent), options,
+                       listener=lambda event: typer.echo(describe(event), err=True))
+    if record.interrupted:
+        typer.echo(f"interrupted: {made.target} was not judged", err=True)
+        raise typer.Exit(130)
+    judged = verdict(record.pairs[0] if record.pairs else None, made.target)
+    for line in judged.lines:
+        typer.echo(line)
+    typer.echo(f"  run directory: {record.run_dir}")
+    raise typer.Exit(0 if judged.accepted else 1)
+
+
 @tools_app.command("load-test")
 def load_test(
     target: str = typer.Argument(..., help="One serving pair variant, e.g. ch15:continuous_batching."),
