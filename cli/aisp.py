@@ -58,6 +58,11 @@ class Format(str, Enum):
     markdown = "markdown"
 
 
+class Mode(str, Enum):
+    full = "full"
+    smoke = "smoke"
+
+
 class ListFormat(str, Enum):
     table = "table"
     json = "json"
@@ -178,6 +183,10 @@ def run(
     ncu_clock_control: str = typer.Option("none", help=(
         "Nsight Compute --clock-control: none keeps the GPU's clocks (durations comparable "
         "with timings); base locks base clocks.")),
+    mode: Mode = typer.Option(Mode.full, "--mode", help=(
+        "full: measure and gate. smoke: check quickly that every pair runs and verifies: 3 "
+        "samples and 1 warm-up call per side unless given, one goodput replay, no cold starts, "
+        "shapes a pair may shrink (BenchContext.smoke); nothing is gated or stored.")),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=(
         "Print only the final table and its verdict lines: no per-pair progress.")),
     verbose: bool = typer.Option(False, "--verbose", "-v", help=(
@@ -214,13 +223,19 @@ def run(
     except OSError as exc:
         _usage_error(f"cannot write to output dir {output_dir}: {exc.strerror}; "
                      f"choose another with --output-dir")
+    if mode == Mode.smoke and update_expectations:
+        _usage_error("--mode smoke measures too little to store: drop --update-expectations, "
+                     "or run --mode full")
+    if mode == Mode.smoke:
+        iterations = 3 if iterations is None else iterations
+        warmup = 1 if warmup is None else warmup
     if ncu_clock_control not in ("none", "base"):
         _usage_error(f"--ncu-clock-control must be none or base, not {ncu_clock_control!r}")
     options = RunOptions(iterations=iterations, warmup=warmup, seed=seed, timeout_s=timeout,
                          update_expectations=update_expectations, strict=strict,
                          output_dir=output_dir, resume=resume, profile=profile.value,
                          ncu_replay_mode=ncu_replay_mode.value,
-                         ncu_clock_control=ncu_clock_control)
+                         ncu_clock_control=ncu_clock_control, mode=mode.value)
     if resume is not None and not (resume / "results.jsonl").exists():
         _usage_error(f"--resume {resume}: no results.jsonl there; pass the run directory of an "
                      f"earlier `bench run`")
@@ -314,7 +329,8 @@ def _option_words(options: RunOptions) -> list[str]:
                                  ("--profile", options.profile, usual.profile),
                                  ("--ncu-replay-mode", options.ncu_replay_mode, usual.ncu_replay_mode),
                                  ("--ncu-clock-control", options.ncu_clock_control,
-                                  usual.ncu_clock_control)):
+                                  usual.ncu_clock_control),
+                                 ("--mode", options.mode, usual.mode)):
         if value != default:
             words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
     words += ["--update-expectations"] if options.update_expectations else []

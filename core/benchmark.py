@@ -123,10 +123,18 @@ class BenchContext:
     seed: int = 0
     device: str = "cuda"
     extra: dict[str, Any] = field(default_factory=dict)
+    mode: str = "full"  # "smoke" (`bench run --mode smoke`): a pair may pick smaller shapes
 
     @property
     def is_cuda(self) -> bool:
         return self.device.startswith("cuda")
+
+    @property
+    def smoke(self) -> bool:
+        """A smoke run checks that the pair runs and verifies, quickly; nothing it measures
+        is gated or stored, so a pair may shrink its shapes here (keep them GPU-realistic
+        enough to take the same code paths)."""
+        return self.mode == "smoke"
 
 
 class Benchmark:

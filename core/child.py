@@ -66,6 +66,7 @@ class PairSpec:
     seed: int = 0  # the weight seed (setup); input seeds are drawn at random
     iterations: int | None = None
     warmup: int | None = None
+    mode: str = "full"  # full | smoke (RunOptions.mode)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -201,7 +202,7 @@ class PairSession:
 
     def setup(self, name: str) -> None:
         bench = self.bench(name)
-        bench.ctx = BenchContext(seed=self.spec.seed, device=self.device)
+        bench.ctx = BenchContext(seed=self.spec.seed, device=self.device, mode=self.spec.mode)
         cuda = self.device.startswith("cuda")
         before = torch.cuda.memory_allocated() if cuda else 0
         started = time.perf_counter()
@@ -470,7 +471,7 @@ class PairSession:
                             f"drive several GPUs from it); this pair runs as several ranks")
         names = ["baseline", *[n for n in self.sides if self.examples[n].goal == "goodput"]]
         found: dict[str, list] = {name: [] for name in names}
-        for _ in range(goodput.REPLAYS):
+        for _ in range(1 if self.spec.mode == "smoke" else goodput.REPLAYS):
             seed = _new_seed(self.rng)
             self.integrity.verify_seeds.append(seed)
             trace = self.baseline.trace(seed)

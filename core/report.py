@@ -194,6 +194,9 @@ def render(record: RunRecord, fmt: str = "table") -> str:
         parts += ["", "updated: " + ", ".join(record.expectation_updates)]
     if record.expectation_skips:
         parts += ["", *[f"NOT STORED {line}" for line in record.expectation_skips]]
+    if record.options.get("mode") == "smoke":
+        parts += ["", "smoke run: times come from few samples (and maybe smaller shapes), so "
+                      "they are neither gated nor stored; failures and verification count as usual"]
     parts += ["", f"results: {record.run_dir}/results.json"]
     return "\n".join(parts)
 
@@ -264,6 +267,9 @@ def summary_markdown(record: RunRecord, charts: list[str] | None = None) -> str:
     lines = [f"# aisp run {Path(record.run_dir).name}", ""]
     if record.interrupted:
         lines += ["**Interrupted**: the pairs below finished before Ctrl-C.", ""]
+    if record.options.get("mode") == "smoke":
+        lines += ["**Smoke run**: few samples and possibly smaller shapes; no time here is "
+                  "gated or stored (failures and verification count as usual).", ""]
     lines += ["## Environment", "",
               tabulate([[k, fp.get(k)] for k in env_keys if fp.get(k) is not None],
                        tablefmt="github", headers=["", ""]), ""]

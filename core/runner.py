@@ -46,6 +46,11 @@ class RunOptions:
     profile: str = "none"  # none | minimal | deep | memory (core.profiling)
     ncu_replay_mode: str = "kernel"
     ncu_clock_control: str = "none"
+    mode: str = "full"  # smoke: few samples, one goodput replay, no cold starts, nothing gated or stored
+
+
+SMOKE_GATE = expect.GateResult("smoke", "smoke run: not gated (few samples, shapes a pair may "
+                                        "shrink; `--mode full` measures)")
 
 
 def make_run_dir(output_dir: Path) -> Path:
@@ -101,7 +106,7 @@ def pair_timeout(pair: Pair, default: float) -> float:
 def _spec(pair: Pair, examples: list[Example], options: RunOptions) -> dict[str, Any]:
     return {
         "pair": pair.id, "baseline": str(pair.baseline), "seed": options.seed,
-        "iterations": options.iterations, "warmup": options.warmup,
+        "iterations": options.iterations, "warmup": options.warmup, "mode": options.mode,
         "examples": [{"name": e.name, "id": e.id, "path": str(e.optimized)} for e in examples],
     }
 
@@ -409,11 +414,15 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                 pair_result = checked.skipped[pair.id]
             else:
                 pair_result = run_pair(pair, examples, options, run_dir)
-            if any(ex.goal == "compile_time" and ex.measured for ex in pair_result.examples):
+            if options.mode != "smoke" and any(ex.goal == "compile_time" and ex.measured
+                                               for ex in pair_result.examples):
                 listener(Note(f"      cold starts ({compile_time.COLD_STARTS} per side, fresh "
                               f"processes, empty compiler caches) ..."))
                 measure_cold_starts(pair, examples, pair_result, options, run_dir)
             annotate(pair_result, pair, ceilings, stored_for(pair, pair_result))
+            if options.mode == "smoke":
+                for ex in pair_result.examples:
+                    ex.expectation = SMOKE_GATE if ex.measured else ex.expectation
             if options.profile != "none" and pair_result.status == "ok" and pair_result.ranks > 1:
                 pair_result.profile = {"mode": options.profile, "status": "skipped", "reason":
                                        "profiling runs one process; multi-GPU pairs are not "
@@ -445,7 +454,8 @@ def run_choices(selection: list[tuple[Pair, list[Example]]], options: RunOptions
     """What a run measures and how: written to run.json, checked by --resume."""
     return {"targets": [e.id for _, examples in selection for e in examples],
             "iterations": options.iterations, "warmup": options.warmup, "seed": options.seed,
-            "profile": options.profile, "update_expectations": options.update_expectations}
+            "profile": options.profile, "update_expectations": options.update_expectations,
+            "mode": options.mode}
 
 
 def check_resume(run_dir: Path, chosen: dict[str, Any]) -> None:
@@ -455,7 +465,7 @@ def check_resume(run_dir: Path, chosen: dict[str, Any]) -> None:
     if not path.exists():
         raise ResumeError(f"--resume {run_dir}: no run.json there (the run was started by an "
                           f"older aisp); start a new run instead")
-    before = json.loads(path.read_text())
+    before = {"mode": "full", **json.loads(path.read_text())}  # runs from before --mode were full
     differ = [key for key in chosen if before.get(key) != chosen[key]]
     if differ:
         shown = "; ".join(f"{key}: was {before.get(key)!r}, now {chosen[key]!r}" for key in differ

@@ -26,7 +26,8 @@ from core.record import RunRecord
 from core.report import render
 from core.record import PairResult
 from core.runner import RunOptions, run_pair, run_suite
-from tests.conftest import CPU_KEY, VEC_COMMON, cpu_only, vec_pair_file, write_chapter
+from tests.conftest import (CPU_KEY, GOOD_RUN, VEC_COMMON, cpu_only, vec_chapter_files, vec_pair_file,
+                            write_chapter)
 
 pytestmark = cpu_only
 
@@ -443,3 +444,41 @@ def test_resume_keeps_skips_and_checks_only_the_rest(tmp_path, monkeypatch):
         ("ch97:c", "failed", "faked")]
     lines = (run_dir / "results.jsonl").read_text().splitlines()
     assert [json.loads(line)["pair"] for line in lines] == ["ch97:a", "ch97:b", "ch97:c"]
+
+
+# --- --mode smoke ----------------------------------------------------------------------------
+
+def test_smoke_mode_verifies_but_neither_gates_nor_stores(make_chapter, fake_root, tmp_path):
+    from core.runner import SMOKE_GATE
+
+    chapter = make_chapter("ch93", vec_chapter_files(
+        default=vec_pair_file(GOOD_RUN),
+        broken=vec_pair_file("x, y = inputs\nreturn x - y"),
+        seesmode=vec_pair_file(GOOD_RUN, setup="assert self.ctx.smoke and self.ctx.mode == 'smoke'")))
+    # a stored speedup this tiny CPU pair cannot reach: a full run would call it a regression
+    (chapter / f"expectations_{CPU_KEY}.json").write_text(json.dumps(
+        {"schema": 1, "hardware_key": CPU_KEY, "examples": {"vec": {"speedup": 50.0}}}))
+    options = RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs", mode="smoke")
+    record = run_suite(select(["ch93"], root=fake_root), options)
+    rows = {ex.name: ex for ex in record.rows}
+    assert rows["vec"].status == "ok" and rows["vec"].expectation == SMOKE_GATE
+    assert rows["vec_seesmode"].status == "ok"  # the pair's setup saw BenchContext.smoke
+    assert rows["vec_broken"].status == "failed"  # verification still counts
+    assert record.exit_code() == 1
+    assert json.loads((record.run_dir / "run.json").read_text())["mode"] == "smoke"
+    assert "smoke run" in render(record)
+    full = run_suite(select(["ch93:vec"], root=fake_root),
+                     RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs"))
+    assert full.rows[0].expectation.status == "regression"  # the same pair, gated in full mode
+
+
+def test_smoke_mode_refuses_to_store(make_chapter, tmp_path, monkeypatch, fake_root):
+    from typer.testing import CliRunner
+
+    from cli.aisp import app
+
+    monkeypatch.setenv("AISP_ROOT", str(fake_root))
+    make_chapter("ch93", vec_chapter_files(default=vec_pair_file(GOOD_RUN)))
+    result = CliRunner().invoke(app, ["bench", "run", "ch93", "--mode", "smoke",
+                                      "--update-expectations", "--output-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "--mode smoke measures too little to store" in result.output
