@@ -19,9 +19,10 @@ import secrets
 import signal
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from core import REPO_ROOT, atomic
 
@@ -55,27 +56,18 @@ def run_child(args: list[str], timeout_s: float, log: Path, root: Path = REPO_RO
 
     `root` (the folder holding the chapter packages) goes first on the child's PYTHONPATH,
     so pair files import as `chNN.<file>` from wherever the chapters live (tests use a tmp dir).
-    `env`: variables to set on top of the usual child environment.
+    `env`: variables to set on top of the usual child environment. A pair's own child
+    (core.child, no extra environment) is forked from the run's fork server when one is up
+    (`fork_server()`); everything else starts from scratch.
     """
     token = secrets.token_hex(16)
     if result is not None:
         result.unlink(missing_ok=True)
-    with open(log, "w") as handle:
-        proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO_ROOT,
-                                env={**child_env(root), **(env or {})}, stdin=subprocess.PIPE, stdout=handle,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            try:
-                proc.stdin.write(f"{token}\n".encode())
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass  # it died at once; its exit code and log say why
-            code: int | None = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            code = None
-        finally:  # timeout, Ctrl-C or a normal exit: nothing it started keeps running
-            _kill_group(proc.pid)
-            proc.wait()
+    forked = _server is not None and module == "core.child" and env is None \
+        and not (args and args[0].startswith("--"))
+    code = _run_forked(args, timeout_s, log, root, token) if forked else _NOT_FORKED
+    if code is _NOT_FORKED:
+        code = _run_fresh(args, timeout_s, log, root, token, env, module)
     tail = log.read_text(errors="replace")[-3000:]
     if result is None or not result.exists():
         return ChildOutcome(code, tail, None)
@@ -88,6 +80,90 @@ def run_child(args: list[str], timeout_s: float, log: Path, root: Path = REPO_RO
                             f"{result.name} was not written by the harness (it lacks this run's "
                             f"token): the pair's own code wrote or replaced its result")
     return ChildOutcome(code, tail, signed.get("payload"))
+
+
+def _run_fresh(args: list[str], timeout_s: float, log: Path, root: Path, token: str,
+               env: dict[str, str] | None, module: str) -> int | None:
+    """A new Python process: the exit code, or None when killed at the timeout."""
+    with open(log, "w") as handle:
+        proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO_ROOT,
+                                env={**child_env(root), **(env or {})}, stdin=subprocess.PIPE,
+                                stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            try:
+                proc.stdin.write(f"{token}\n".encode())
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass  # it died at once; its exit code and log say why
+            code: int | None = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:  # timeout, Ctrl-C or a normal exit: nothing it started keeps running
+            _kill_group(proc.pid)
+            proc.wait()
+    return code
+
+
+# --- the run's fork server (core.forkserver) ---------------------------------------------------
+_server: Any = None  # a core.forkserver.ForkServer while fork_server() is active
+_NOT_FORKED: Any = object()
+
+
+@contextmanager
+def fork_server() -> Iterator[None]:
+    """While active, pairs' children are forked from one process that imported torch once
+    (core.forkserver). AISP_FORK_SERVER=0 turns it off; if it cannot start, children start
+    from scratch as before."""
+    global _server
+    if os.environ.get("AISP_FORK_SERVER", "1") == "0" or not hasattr(os, "fork"):
+        yield
+        return
+    from core.forkserver import ForkServer, ForkServerError
+
+    try:
+        _server = ForkServer()
+    except (ForkServerError, OSError):
+        _server = None
+    try:
+        yield
+    finally:
+        if _server is not None:
+            _server.close()
+        _server = None
+
+
+def _run_forked(args: list[str], timeout_s: float, log: Path, root: Path, token: str) -> Any:
+    """A child forked from the server: the exit code, None at the timeout, or _NOT_FORKED when
+    the server failed (it is dropped for the rest of the run; the child starts fresh)."""
+    global _server
+    from core.forkserver import ForkServerError
+
+    server = _server
+    path = [str(root), str(REPO_ROOT)]
+    log.write_text("")  # the child truncates and writes it; it exists even if the fork fails
+    try:
+        pid = server.start(args, log, child_env(root), token, path)
+    except ForkServerError:
+        server.close()
+        _server = None
+        return _NOT_FORKED
+    code: int | None = None
+    finished = False
+    try:
+        code = server.wait(pid, timeout_s)
+        finished = code is not None
+    except ForkServerError:
+        finished = True  # the server is gone; the child's log and result say what it did
+        _server = None
+    finally:  # timeout, Ctrl-C or a normal exit: nothing it started keeps running
+        _kill_group(pid)
+        if not finished and _server is not None:
+            try:  # the server reports the killed child's exit; read it to stay in step
+                server.wait(pid, 30.0)
+            except (ForkServerError, KeyboardInterrupt):
+                server.close()
+                _server = None
+    return code
 
 
 def read_token() -> str:

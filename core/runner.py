@@ -28,7 +28,7 @@ from core.expectations import pair_key
 from core.discovery import Example, Pair
 from core.events import Listener, Note, PairFinished, PairStarted, RunStarted
 from core.metrics import rates
-from core.process import child_env, run_child
+from core.process import child_env, fork_server, run_child
 from core.record import ExampleResult, PairResult, RunRecord
 from core.report import write_reports
 
@@ -404,37 +404,38 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     stream = run_dir / "results.jsonl"
     total = len(selection)
     try:
-        for index, (pair, examples) in enumerate(selection, 1):
-            if pair.id in finished:
-                record.pairs.append(finished[pair.id])
-                listener(PairFinished(index, total, finished[pair.id], kept=True))
-                continue
-            listener(PairStarted(index, total, pair.id))
-            if pair.id in checked.skipped:  # its requirements are not met here: no child
-                pair_result = checked.skipped[pair.id]
-            else:
-                pair_result = run_pair(pair, examples, options, run_dir)
-            if options.mode != "smoke" and any(ex.goal == "compile_time" and ex.measured
-                                               for ex in pair_result.examples):
-                listener(Note(f"      cold starts ({compile_time.COLD_STARTS} per side, fresh "
-                              f"processes, empty compiler caches) ..."))
-                measure_cold_starts(pair, examples, pair_result, options, run_dir)
-            annotate(pair_result, pair, ceilings, stored_for(pair, pair_result))
-            if options.mode == "smoke":
-                for ex in pair_result.examples:
-                    ex.expectation = SMOKE_GATE if ex.measured else ex.expectation
-            if options.profile != "none" and pair_result.status == "ok" and pair_result.ranks > 1:
-                pair_result.profile = {"mode": options.profile, "status": "skipped", "reason":
-                                       "profiling runs one process; multi-GPU pairs are not "
-                                       "profiled yet"}
-            elif options.profile != "none" and pair_result.status == "ok":
-                listener(Note(f"      profiling ({options.profile}) ..."))
-                pair_result.profile = profile_pair(pair, examples, pair_result, options, run_dir)
-            record.pairs.append(pair_result)
-            with open(stream, "a") as handle:
-                handle.write(json.dumps(pair_result.to_dict()) + "\n")
-            results_csv.write(record, run_dir / "results.csv")
-            listener(PairFinished(index, total, pair_result))
+        with fork_server():  # torch imported once per run; each pair still gets a fresh child
+            for index, (pair, examples) in enumerate(selection, 1):
+                if pair.id in finished:
+                    record.pairs.append(finished[pair.id])
+                    listener(PairFinished(index, total, finished[pair.id], kept=True))
+                    continue
+                listener(PairStarted(index, total, pair.id))
+                if pair.id in checked.skipped:  # its requirements are not met here: no child
+                    pair_result = checked.skipped[pair.id]
+                else:
+                    pair_result = run_pair(pair, examples, options, run_dir)
+                if options.mode != "smoke" and any(ex.goal == "compile_time" and ex.measured
+                                                   for ex in pair_result.examples):
+                    listener(Note(f"      cold starts ({compile_time.COLD_STARTS} per side, fresh "
+                                  f"processes, empty compiler caches) ..."))
+                    measure_cold_starts(pair, examples, pair_result, options, run_dir)
+                annotate(pair_result, pair, ceilings, stored_for(pair, pair_result))
+                if options.mode == "smoke":
+                    for ex in pair_result.examples:
+                        ex.expectation = SMOKE_GATE if ex.measured else ex.expectation
+                if options.profile != "none" and pair_result.status == "ok" and pair_result.ranks > 1:
+                    pair_result.profile = {"mode": options.profile, "status": "skipped", "reason":
+                                           "profiling runs one process; multi-GPU pairs are not "
+                                           "profiled yet"}
+                elif options.profile != "none" and pair_result.status == "ok":
+                    listener(Note(f"      profiling ({options.profile}) ..."))
+                    pair_result.profile = profile_pair(pair, examples, pair_result, options, run_dir)
+                record.pairs.append(pair_result)
+                with open(stream, "a") as handle:
+                    handle.write(json.dumps(pair_result.to_dict()) + "\n")
+                results_csv.write(record, run_dir / "results.csv")
+                listener(PairFinished(index, total, pair_result))
     except KeyboardInterrupt:
         record.interrupted = True
         listener(Note("interrupted: keeping the pairs measured so far"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import textwrap
 
@@ -482,3 +483,57 @@ def test_smoke_mode_refuses_to_store(make_chapter, tmp_path, monkeypatch, fake_r
     result = CliRunner().invoke(app, ["bench", "run", "ch93", "--mode", "smoke",
                                       "--update-expectations", "--output-dir", str(tmp_path)])
     assert result.exit_code == 2 and "--mode smoke measures too little to store" in result.output
+
+
+# --- the fork server (core.forkserver) -----------------------------------------------------------
+
+# Each side's setup records the process it runs in; a module-level patch by one pair must not
+# reach the next pair's process.
+RECORDS_PROCESS = vec_pair_file(GOOD_RUN, setup=(
+    "import os, json, core.timing\n"
+    "seen = core.timing.__dict__.setdefault('PAIRS_SEEN', set())  # a module-level patch\n"
+    "stem = __name__.rsplit('_', 1)[-1]\n"
+    "assert not seen - {stem}, f'state from pair {seen - {stem}} leaked in'\n"
+    "seen.add(stem)\n"
+    "with open(os.environ['AISP_TEST_PIDS'], 'a') as f:\n"
+    "    f.write(json.dumps([os.getpid(), os.getppid(), os.getpgid(0), os.getsid(0)]) + '\\n')"))
+
+
+@pytest.mark.parametrize("fork", ["1", "0"])
+def test_each_pair_gets_a_fresh_process_of_its_own_with_or_without_the_fork_server(
+        make_chapter, fake_root, tmp_path, monkeypatch, fork):
+    pids = tmp_path / "pids.jsonl"
+    monkeypatch.setenv("AISP_TEST_PIDS", str(pids))
+    monkeypatch.setenv("AISP_FORK_SERVER", fork)
+    files = {"_vec_common.py": VEC_COMMON}
+    for stem in ("one", "two"):
+        files[f"baseline_{stem}.py"] = files[f"optimized_{stem}.py"] = RECORDS_PROCESS
+    make_chapter("ch93", files)
+    record = run_suite(select(["ch93"], root=fake_root),
+                       RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs"))
+    assert [ex.status for ex in record.rows] == ["ok", "ok"], [ex.reason for ex in record.rows]
+    seen = [json.loads(line) for line in pids.read_text().splitlines()]
+    by_pair = {}
+    for pid, ppid, pgid, sid in seen:
+        assert pgid == pid and sid == pid  # its own session and process group, killed as one
+        by_pair.setdefault(pid, ppid)
+    assert len(by_pair) == 2  # one process per pair, both sides in it
+    parents = set(by_pair.values())
+    if fork == "1":  # forked by one server, not started by the runner
+        assert len(parents) == 1 and os.getpid() not in parents
+    else:
+        assert parents == {os.getpid()}
+
+
+def test_a_fork_server_that_cannot_start_leaves_fresh_processes(make_chapter, fake_root, tmp_path,
+                                                                monkeypatch):
+    from core import forkserver
+
+    def broken(self):
+        raise forkserver.ForkServerError("it did not start (test)")
+
+    monkeypatch.setattr(forkserver.ForkServer, "__init__", broken)
+    make_chapter("ch93", vec_chapter_files(default=vec_pair_file(GOOD_RUN)))
+    record = run_suite(select(["ch93"], root=fake_root),
+                       RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs"))
+    assert record.rows[0].status == "ok"

@@ -1,0 +1,176 @@
+"""A fork server: torch imported once per run, a fresh forked child per pair.
+
+Every pair runs in a process of its own (core.process). Started from scratch, each of those
+processes spends a second or two importing torch and the harness before the pair's code
+runs. The fork server is one process, started by the runner for a run, that imports torch
+and core.child once, never touches CUDA, and forks a child per pair on request. The child
+gets what a fresh process gets: its own session and process group (killed as a group at the
+end, as before), its log file as stdout and stderr, the pair's environment, the chapters'
+root first on sys.path, the token through its stdin, and CUDA initialised for the first time
+in it (a forked process may initialise CUDA if its parent never did). It then runs
+core.child's main unchanged.
+
+Protocol (the server's stdin and stdout, one JSON object per line):
+    runner -> server  {"args": [...], "log": path, "env": {...}, "cwd": path,
+                       "path": [dirs], "token": hex}
+    server -> runner  {"pid": N}                  the child exists
+    server -> runner  {"exit": N, "code": C}      it ended (C < 0: killed by signal -C)
+
+Only a pair's main child uses it (core.process.run_child with module core.child and no
+extra environment): cold starts, profiling and load tests keep fresh processes, since their
+point is a process that starts from nothing. If the server cannot start or dies, the runner
+goes back to fresh processes for the rest of the run (and says so in the pair's log).
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import select
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from core import REPO_ROOT
+
+START_TIMEOUT_S = 120.0  # importing torch on a busy machine
+
+
+class ForkServerError(RuntimeError):
+    """The server did not answer as the protocol says; the runner stops using it."""
+
+
+class ForkServer:
+    """The runner's handle on one server process (one run at a time, one child at a time)."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "core.forkserver"], cwd=REPO_ROOT,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, start_new_session=True)
+        self._buffer = b""
+        ready = self._read(START_TIMEOUT_S)
+        if ready != {"ready": True}:
+            self.close()
+            raise ForkServerError(f"it did not start (said {ready!r})")
+
+    def start(self, args: list[str], log: Path, env: dict[str, str], token: str,
+              path: list[str]) -> int:
+        """Fork a child running `core.child ARGS`; its pid (also its process group)."""
+        request = {"args": args, "log": str(log), "env": env, "cwd": str(REPO_ROOT),
+                   "path": path, "token": token}
+        try:
+            self.proc.stdin.write((json.dumps(request) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise ForkServerError(f"it is gone ({exc})") from exc
+        reply = self._read(30.0)
+        if not reply or "pid" not in reply:
+            raise ForkServerError(f"no pid for the child (said {reply!r})")
+        return int(reply["pid"])
+
+    def wait(self, pid: int, timeout_s: float | None) -> int | None:
+        """The child's exit code (negative: killed by that signal), or None at the timeout."""
+        reply = self._read(timeout_s)
+        if reply is None:
+            return None
+        if reply.get("exit") != pid:
+            raise ForkServerError(f"expected the exit of {pid}, got {reply!r}")
+        return int(reply["code"])
+
+    def _read(self, timeout_s: float | None) -> dict[str, Any] | None:
+        """The next message; None when `timeout_s` passes first."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if left is not None and left == 0.0:
+                return None
+            readable, _, _ = select.select([fd], [], [], left)
+            if not readable:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise ForkServerError(f"it exited (code {self.proc.poll()})")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def close(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+# --- in the server ---------------------------------------------------------------------------
+def _send(message: dict[str, Any]) -> None:
+    os.write(1, (json.dumps(message) + "\n").encode())  # fd 1 is the protocol pipe, unbuffered
+
+
+def _run_child(request: dict[str, Any]) -> None:
+    """In the forked child: become a fresh pair process, then run core.child's main."""
+    code = 1
+    try:
+        os.setsid()  # its own session and process group, as start_new_session gives
+        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)  # replaces the protocol pipes (fds 0 and 1) in the child
+        os.dup2(log, 2)
+        os.close(log)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
+        sys.stdin = io.StringIO(request["token"] + "\n")  # core.process.read_token reads it
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        sys.path[:0] = [p for p in request["path"] if p not in sys.path[:len(request["path"])]]
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        random.seed()  # not the server's state: every child draws its own
+        sys.argv = [str(Path(REPO_ROOT, "core", "child.py")), *request["args"]]
+        from core import child
+
+        code = child.main(request["args"]) or 0  # deliver() exits at once with 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - the log says why; the runner sees the code
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def serve() -> None:
+    import torch  # noqa: F401 - the point of the server: imported once, CUDA untouched
+
+    from core import child  # noqa: F401 - and the harness, before any fork
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner stops it; Ctrl-C is the runner's
+    _send({"ready": True})
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _run_child(request)  # never returns
+        _send({"pid": pid})
+        _, status = os.waitpid(pid, 0)
+        _send({"exit": pid, "code": os.waitstatus_to_exitcode(status)})
+
+
+if __name__ == "__main__":
+    serve()
