@@ -393,3 +393,15 @@ def test_top_allocation_sites_are_those_holding_the_peak():
     sites = profiling.top_sites({"device_traces": [history]})
     assert sites == [{"site": "ch13/_pair_common.py:20 activation", "bytes": 300},
                      {"site": "ch13/_pair_common.py:10 weights", "bytes": 100}]
+
+
+def test_an_optimized_side_that_pays_up_front_says_what_it_paid():
+    from core.report import notes
+
+    compiled = make_example("compiled", 2.0, 1.0)
+    compiled.baseline.setup_s, compiled.timing.setup_s = 0.4, 31.5  # torch.compile in setup()
+    same = make_example("same", 2.0, 1.0)
+    same.baseline.setup_s, same.timing.setup_s = 0.4, 0.9
+    lines = notes([compiled, same])
+    assert "SETUP ch07:compiled: setup() took 0.4 s → 31.5 s" in "\n".join(lines)
+    assert not any("ch07:same" in line for line in lines)
