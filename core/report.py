@@ -135,11 +135,14 @@ def notes(rows: list[ExampleResult]) -> list[str]:
                          f"is gated with a {CPU_BOUND_TOLERANCE:.0%} tolerance")
         for side in ([] if ex.cpu_bound else ex.host_bound):
             timing = ex.baseline if side == "baseline" else ex.timing
+            advice = ("a serving engine paced by its host: capturing its decode step in a "
+                      "CUDA graph (ch16 piece_graphs) is the fix a server would make"
+                      if ex.goal == "goodput" else
+                      "if the GPU's time is what the pair is about, declare timing_mode = 'graph'")
             lines.append(f"HOST-BOUND {ex.id}: the {side} side's host time per call "
                          f"({timing.host_ms * 1e3:.1f} µs) reaches its GPU time per call "
                          f"({timing.median_ms * 1e3:.1f} µs): its samples measure the host's "
-                         f"launches, not the GPU (if the GPU's time is what the pair is "
-                         f"about, declare timing_mode = 'graph')")
+                         f"launches, not the GPU ({advice})")
         if ex.baseline is not None and ex.timing is not None and (
                 ex.baseline.gpu_busy_pct is not None or ex.timing.gpu_busy_pct is not None):
             lines.append(f"GPU BUSY {ex.id}: kernels ran {_pct(ex.baseline.gpu_busy_pct)} of the "

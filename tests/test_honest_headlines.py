@@ -114,7 +114,11 @@ def test_host_bound_side_is_named_in_the_table_and_notes():
     ex = result.examples[0]
     assert ex.host_bound == ["optimized"]
     assert "host-bound" in row(ex)[3]
-    assert any("HOST-BOUND ch90:x: the optimized side" in line for line in notes([ex]))
+    assert any("HOST-BOUND ch90:x: the optimized side" in line and "timing_mode = 'graph'" in line
+               for line in notes([ex]))
+    ex.goal = "goodput"  # a serving engine cannot be replayed as one graph: other advice
+    assert any("HOST-BOUND ch90:x" in line and "decode step in a CUDA graph" in line
+               for line in notes([ex]))
     gpu_bound = pair_result(side(2.0, host_ms=0.01), side(1.0, host_ms=0.01), (1.99, 2.01))
     assert gpu_bound.examples[0].host_bound == []
 
