@@ -1,0 +1,26 @@
+"""Baseline: copy each KV head once per query head that uses it, then SDPA.
+
+`repeat_interleave(group, dim=1)` turns K and V [B, 4, T, 128] into [B, 16, T, 128]
+(head h of the copy is KV head h // 4, the GQA mapping), so a plain multi-head SDPA call
+applies. The copies are written and read back every step.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ch18._gqa_decode_common import GroupedDecodeBench
+
+
+class RepeatKvThenSdpa(GroupedDecodeBench):
+    def run(self, q: torch.Tensor) -> torch.Tensor:
+        group = self.shape().group
+        k = self.k.repeat_interleave(group, dim=1)
+        v = self.v.repeat_interleave(group, dim=1)
+        return F.scaled_dot_product_attention(q, k, v)
+
+
+get_benchmark = RepeatKvThenSdpa
+
+if __name__ == "__main__":
+    RepeatKvThenSdpa.main()

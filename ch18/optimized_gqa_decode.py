@@ -1,0 +1,22 @@
+"""Optimized: SDPA with `enable_gqa=True` reads the 4 KV heads in place.
+
+The kernel is told that query heads come in groups of 4 per KV head; each KV byte is read
+once per step and nothing is copied.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ch18._gqa_decode_common import GroupedDecodeBench
+
+
+class SdpaEnableGqa(GroupedDecodeBench):
+    def run(self, q: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, self.k, self.v, enable_gqa=True)
+
+
+get_benchmark = SdpaEnableGqa
+
+if __name__ == "__main__":
+    SdpaEnableGqa.main()
