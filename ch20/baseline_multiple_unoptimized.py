@@ -1,0 +1,24 @@
+"""Baseline: a first training script, five individually common flaws stacked.
+
+The training process packs every batch itself (`num_workers=0`) into pageable memory and
+copies it with a blocking `.to()`; the model runs in fp32 (TF32 off, PyTorch's default for
+matmuls) with RMSNorm and GELU written out as tensor expressions (one kernel per operator);
+AdamW runs its per-parameter Python loop (`foreach=False`); and every step ends with
+`loss.item()` for the log, a host-device sync. See _multiple_unoptimized_common.py for the
+job (a 134M-parameter transformer, 4 steps of 8 x 512 tokens per call).
+"""
+from __future__ import annotations
+
+from ch20._multiple_unoptimized_common import TrainingJob
+
+TIMEOUT_S = 1500  # six variants, each timed up to 20 s, with fresh setups to verify
+
+
+class UnoptimizedJob(TrainingJob):
+    pass
+
+
+get_benchmark = UnoptimizedJob
+
+if __name__ == "__main__":
+    UnoptimizedJob.main()
