@@ -20,6 +20,14 @@ STEPS, CHANNELS, STATE = 256, 196_608, 16  # STATE is fixed in ssm_scan.cu
 
 class ScanBench(CudaPair):
     source = "ssm_scan.cu"
+    # `tools occupancy-tuning ch08:occupancy_tuning`: the scan rebuilt per preset (block size,
+    # launch bounds, register cap) from ssm_scan.cu's AISP_TUNE_* macros
+    tuning_source = "ssm_scan.cu"
+    tuning_query = "ssm_scan_tuned_occupancy"
+
+    def run_tuned(self, lib, x: torch.Tensor) -> torch.Tensor:
+        lib.launch_ssm_scan_tuned(x, self.a, self.b, self.c, self.y, STEPS, CHANNELS)
+        return self.y
 
     def setup(self, ctx: BenchContext) -> None:
         super().setup(ctx)

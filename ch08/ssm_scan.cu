@@ -87,6 +87,47 @@ extern "C" AISP_API int launch_ssm_scan_block256(const float* x, const float* A,
   return AISP_LAUNCHED();
 }
 
+// The scan `tools occupancy-tuning ch08:occupancy_tuning` rebuilds once per preset: the block
+// size and the launch bounds' minimum blocks per SM come from -D flags (a register cap from
+// -maxrregcount), so each preset is the same device code under another configuration.
+#ifndef AISP_TUNE_BLOCK
+#define AISP_TUNE_BLOCK 256
+#endif
+#ifndef AISP_TUNE_MIN_BLOCKS
+#define AISP_TUNE_MIN_BLOCKS 1
+#endif
+
+__global__ void __launch_bounds__(AISP_TUNE_BLOCK, AISP_TUNE_MIN_BLOCKS)
+ssm_scan_tuned(const float* __restrict__ x, const float* __restrict__ A,
+               const float* __restrict__ B, const float* __restrict__ C,
+               float* __restrict__ y, int64_t steps, int64_t channels) {
+  ssm_scan_channel(x, A, B, C, y, steps, channels);
+}
+
+extern "C" AISP_API int launch_ssm_scan_tuned(const float* x, const float* A, const float* B,
+                                              const float* C, float* y, int64_t steps,
+                                              int64_t channels, cudaStream_t stream) {
+  ssm_scan_tuned<<<aisp_ceil_div(channels, AISP_TUNE_BLOCK), AISP_TUNE_BLOCK, 0, stream>>>(
+      x, A, B, C, y, steps, channels);
+  return AISP_LAUNCHED();
+}
+
+// What this build of the tuned kernel got: threads per block, registers per thread, local
+// (spill) bytes per thread, and blocks per SM by the occupancy calculator.
+extern "C" AISP_API int ssm_scan_tuned_occupancy(int64_t* threads, int64_t* registers,
+                                                 int64_t* spill_bytes, int64_t* blocks,
+                                                 cudaStream_t) {
+  cudaFuncAttributes attr;
+  AISP_CHECK(cudaFuncGetAttributes(&attr, ssm_scan_tuned));
+  int n = 0;
+  AISP_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, ssm_scan_tuned, AISP_TUNE_BLOCK, 0));
+  *threads = AISP_TUNE_BLOCK;
+  *registers = attr.numRegs;
+  *spill_bytes = static_cast<int64_t>(attr.localSizeBytes);
+  *blocks = n;
+  return 0;
+}
+
 // Residency as the CUDA occupancy calculator sees it, for the README and `tools` commands:
 // blocks of `threads` that fit on one SM of the current device (0 if a launch would fail).
 extern "C" AISP_API int ssm_scan_blocks_per_sm(int64_t which, int64_t* blocks, cudaStream_t) {

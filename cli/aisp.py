@@ -739,6 +739,48 @@ def new_pair(
     raise typer.Exit(0 if judged.accepted else 1)
 
 
+@tools_app.command("occupancy-tuning")
+def occupancy_tuning(
+    target: str = typer.Argument(..., help="One pair variant whose kernel is built from tuning "
+                                 "macros, e.g. ch08:occupancy_tuning."),
+    side: str = typer.Option("optimized", help="Which side's kernel: optimized or baseline."),
+    presets: str = typer.Option(None, "--presets", help="THREADS[xMIN_BLOCKS][rMAX_REGISTERS], "
+                                "comma-separated (default: core.occupancy.DEFAULT_PRESETS)."),
+    timeout: float = typer.Option(1800.0, min=1.0, help="Seconds before the child is killed."),
+) -> None:
+    """Build the pair's kernel once per preset (block size, launch bounds, register cap),
+    check each build against the baseline's output, time them together and print threads,
+    registers, spills, blocks and warps per SM, time and speedup over the first preset.
+    A sweep to read: nothing is gated or stored."""
+    import tempfile
+
+    from core.occupancy import DEFAULT_PRESETS, HEADERS, PresetError, PresetResult, parse_presets, table_rows
+    from core.process import run_child
+    from core.runner import RunOptions, _spec
+
+    chosen = presets or DEFAULT_PRESETS
+    try:
+        parse_presets(chosen)
+    except PresetError as exc:
+        _usage_error(str(exc))
+    pair, example = _one_variant(target, side)
+    with tempfile.TemporaryDirectory(prefix="aisp-occupancy-") as tmp:
+        spec_path, result = Path(tmp) / "spec.json", Path(tmp) / "result.json"
+        spec_path.write_text(json.dumps(_spec(pair, [example], RunOptions()), indent=2))
+        outcome = run_child(["--occupancy", str(spec_path),
+                             "baseline" if side == "baseline" else example.name, chosen,
+                             str(result)], timeout, Path(tmp) / "child.log",
+                            pair.baseline.parent.parent, result=result)
+    payload = outcome.payload or {"error": outcome.problem or outcome.tail[-1500:]}
+    if "error" in payload:
+        typer.echo(f"{example.id} ({side}): {payload['error']}", err=True)
+        raise typer.Exit(1)
+    rows = [PresetResult(**row) for row in payload["rows"]]
+    typer.echo(f"{example.id} ({side}): one kernel under {len(rows)} launch configurations "
+               f"(warps/SM of 64 on Hopper)")
+    typer.echo(tabulate(table_rows(rows), headers=HEADERS, tablefmt="simple", disable_numparse=True))
+
+
 @tools_app.command("load-test")
 def load_test(
     target: str = typer.Argument(..., help="One serving pair variant, e.g. ch15:continuous_batching."),

@@ -792,6 +792,18 @@ def main(argv: list[str]) -> int:
         out = Path(argv[4])
         payload = load_test(PairSpec(**json.loads(Path(argv[1]).read_text())), argv[2],
                             float(argv[3]))
+    elif mode == "--occupancy":  # tools occupancy-tuning: SPEC SIDE PRESETS OUT
+        from dataclasses import asdict
+
+        from core.occupancy import measure, parse_presets
+
+        out, spec = Path(argv[4]), PairSpec(**json.loads(Path(argv[1]).read_text()))
+        paths = {"baseline": spec.baseline, **{e["name"]: e["path"] for e in spec.examples}}
+        try:
+            rows = measure(spec.baseline, paths[argv[2]], spec.seed, parse_presets(argv[3]), _device())
+            payload = {"rows": [asdict(r) for r in rows]}
+        except Exception as exc:  # noqa: BLE001 - reported by the command
+            payload = {"error": f"{type(exc).__name__}: {exc}"}
     elif mode == "--profile-minimal":
         from core.profiling import profile_minimal
 

@@ -121,15 +121,18 @@ def cache_key(path: Path, flags: list[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-def build(path: str | Path, capability: tuple[int, int] | None = None) -> Path:
-    """Compile `path` into a cached shared library and return the library's path."""
+def build(path: str | Path, capability: tuple[int, int] | None = None,
+          extra_flags: Iterable[str] = ()) -> Path:
+    """Compile `path` into a cached shared library and return the library's path.
+    `extra_flags` (e.g. `-DAISP_TUNE_BLOCK=256`, `-maxrregcount=64`) build a variant of it,
+    cached apart (`tools occupancy-tuning`)."""
     path = Path(path).resolve()
     if not path.exists():
         raise CudaBuildError(f"{path}: no such CUDA source file")
     nvcc = nvcc_path()
     if nvcc is None:
         raise CudaBuildError(f"{path}: nvcc not found; install the CUDA toolkit or set CUDA_HOME")
-    flags = build_flags(path, capability or device_capability())
+    flags = [*build_flags(path, capability or device_capability()), *extra_flags]
     out_dir = build_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{path.stem}-{cache_key(path, flags)}.so"
@@ -216,13 +219,14 @@ def _to_c(value: Any) -> Any:
 
 
 @lru_cache(maxsize=None)
-def _load_cached(path: Path) -> CudaLibrary:
-    return CudaLibrary(build(path), path)
+def _load_cached(path: Path, extra_flags: tuple[str, ...]) -> CudaLibrary:
+    return CudaLibrary(build(path, extra_flags=extra_flags), path)
 
 
-def load(path: str | Path) -> CudaLibrary:
-    """Build (if needed) and load a .cu file; pass `Path(__file__).with_name("x.cu")`."""
-    return _load_cached(Path(path).resolve())
+def load(path: str | Path, extra_flags: Iterable[str] = ()) -> CudaLibrary:
+    """Build (if needed) and load a .cu file; pass `Path(__file__).with_name("x.cu")`.
+    With `extra_flags`, a variant of it built with those nvcc flags (loaded beside the others)."""
+    return _load_cached(Path(path).resolve(), tuple(extra_flags))
 
 
 def sources(root: Path = REPO_ROOT) -> list[Path]:
