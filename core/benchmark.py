@@ -173,6 +173,12 @@ class Benchmark:
     # default, and the table marks it `cpu-bound`. The host's CPU model and cores are in the
     # stored entry's provenance.
     cpu_bound: str = ""
+    # A pair that simulates (a fleet of replicas, a placement over links) on costs measured
+    # on the device, instead of doing the work: say what it simulates and from what. The
+    # report tags it `simulated` and says so beside its numbers. With goal "goodput" it
+    # defines simulated_replay(seed) -> list[core.goodput.RequestTiming] (virtual time; a
+    # request it turns away has no tokens and counts as a miss) in place of trace/engine.
+    simulated: str = ""
     inplace: bool = False  # run() writes its result into its inputs: each call gets a fresh copy
     description: str = ""
     ctx: BenchContext = BenchContext()  # set by the harness before setup()
@@ -266,7 +272,12 @@ def validate(bench: object, origin: str) -> None:
     goal = option(bench, "goal", "speed")
     if goal not in GOALS:
         raise TypeError(f"{origin}: goal must be one of {', '.join(map(repr, GOALS))}, got {goal!r}")
-    if goal == "goodput":
+    if goal == "goodput" and option(bench, "simulated", ""):
+        if not callable(getattr(bench, "simulated_replay", None)):  # its slo may come from setup()
+            raise TypeError(f"{origin}: a simulated goal 'goodput' pair needs "
+                            f"simulated_replay(seed) -> list of core.goodput.RequestTiming, and an "
+                            f"slo (core.goodput.SLO) by the end of setup()")
+    elif goal == "goodput":
         lacking = [m for m in ("trace", "engine") if not callable(getattr(bench, m, None))]
         lacking += [] if getattr(bench, "slo", None) is not None else ["slo"]
         if lacking:

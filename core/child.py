@@ -188,6 +188,8 @@ class PairSession:
             self.examples[e["name"]].goal = option(bench, "goal", "speed")
             self.examples[e["name"]].cpu_bound = (option(bench, "cpu_bound", "")
                                                   or option(self.baseline, "cpu_bound", ""))
+            self.examples[e["name"]].simulated = (option(bench, "simulated", "")
+                                                  or option(self.baseline, "simulated", ""))
             self.check_guard("while importing", e["name"])
         if self.measures_memory:
             prime_libraries()  # library workspaces are nobody's footprint (core.memory)
@@ -474,12 +476,14 @@ class PairSession:
         for _ in range(1 if self.spec.mode == "smoke" else goodput.REPLAYS):
             seed = _new_seed(self.rng)
             self.integrity.verify_seeds.append(seed)
-            trace = self.baseline.trace(seed)
+            simulated = bool(option(self.baseline, "simulated", ""))
+            trace = None if simulated else self.baseline.trace(seed)
             expected = None
             for name in [n for n in names if n == "baseline" or n in self.sides]:
                 bench = self.bench(name)
                 try:
-                    timings = goodput.replay(bench.engine(), trace)
+                    timings = (bench.simulated_replay(seed) if simulated  # virtual time
+                               else goodput.replay(bench.engine(), trace))
                 except Exception as exc:  # noqa: BLE001
                     if name == "baseline":
                         raise PairError(f"{self.file}: goodput replay: {type(exc).__name__}: {exc}")
@@ -487,7 +491,7 @@ class PairSession:
                                     f"{type(exc).__name__}: {exc}")
                     continue
                 tokens = goodput.token_table(timings)
-                if name == "baseline":
+                if name == "baseline" or simulated:  # a simulation has no tokens to agree on
                     expected = tokens
                 elif tokens != expected:
                     wrong = next(i for i, (a, b) in enumerate(zip(tokens, expected)) if a != b)
@@ -495,7 +499,12 @@ class PairSession:
                                     f"(trace seed {seed}) request {wrong} got other tokens than "
                                     f"the baseline's: greedy decoding must give the same answer")
                     continue
-                found[name].append(goodput.summarize(timings, bench.slo))
+                try:
+                    found[name].append(goodput.summarize(timings, bench.slo))
+                except goodput.ReplayError as exc:
+                    if name == "baseline":
+                        raise PairError(f"{self.file}: goodput replay: {exc}")
+                    self.fail(name, f"{self.examples[name].file}: goodput replay: {exc}")
         self.check_guard("while replaying the goodput trace")
         self.result.baseline.goodput = found["baseline"]
         for name in names[1:]:

@@ -151,6 +151,7 @@ class GoodputStats:
     tokens_per_s: float
     met: int  # requests meeting the SLO
     goodput_rps: float  # met / duration
+    unserved: int = 0  # requests turned away (a simulated admission policy): misses
 
     @property
     def attained(self) -> float:
@@ -164,8 +165,33 @@ def median_goodput(stats: list[GoodputStats]) -> float:
     return float(np.median([s.goodput_rps for s in stats]))
 
 
+def paired_ratios(baseline: list[GoodputStats], optimized: list[GoodputStats]) -> list[float] | None:
+    """Optimized over baseline goodput round by round, when both replayed the same rounds.
+
+    Each round is one trace, served by the sides back to back (core.child), so a slow round
+    (the host's clock drifting, a noisy neighbour) slows both: its ratio keeps what the
+    technique buys and drops what the round did to both. None when the rounds do not line up."""
+    if not baseline or len(baseline) != len(optimized):
+        return None
+    return [o.goodput_rps / b.goodput_rps if b.goodput_rps > 0 else math.inf
+            for b, o in zip(baseline, optimized)]
+
+
+def goodput_ratio(baseline: list[GoodputStats], optimized: list[GoodputStats]) -> float:
+    """The median of the per-round ratios (inf when the baseline met no SLO); unpaired
+    replays: the ratio of the medians."""
+    paired = paired_ratios(baseline, optimized)
+    if paired:
+        return float(np.median(paired))
+    base = median_goodput(baseline)
+    return median_goodput(optimized) / base if base > 0 else math.inf
+
+
 def ratio_interval(baseline: list[GoodputStats], optimized: list[GoodputStats]) -> tuple[float, float]:
-    """The widest ratio the few replays allow (optimized over baseline goodput)."""
+    """The range of the per-round ratios; for unpaired replays, the widest ratio they allow."""
+    paired = paired_ratios(baseline, optimized)
+    if paired:
+        return min(paired), max(paired)
     b = [s.goodput_rps for s in baseline]
     o = [s.goodput_rps for s in optimized]
     if min(b) <= 0:
@@ -174,14 +200,19 @@ def ratio_interval(baseline: list[GoodputStats], optimized: list[GoodputStats]) 
 
 
 def summarize(timings: list[RequestTiming], slo: SLO) -> GoodputStats:
-    """Percentiles over requests, tokens/s and goodput over the replay's duration."""
-    ttft = np.array([t.ttft_s for t in timings])
-    tpot = np.array([t.tpot_s for t in timings])
-    duration = max(t.token_s[-1] for t in timings) - min(t.arrival_s for t in timings)
+    """Percentiles over the served requests, tokens/s and goodput over the replay's duration
+    (first arrival to last token). A request with no token was turned away: it counts in
+    `requests` and `unserved`, never in `met` (a real replay serves every request in full)."""
+    served = [t for t in timings if t.token_s]
+    if not served:
+        raise ReplayError("no request was served")
+    ttft = np.array([t.ttft_s for t in served])
+    tpot = np.array([t.tpot_s for t in served])
+    duration = max(t.token_s[-1] for t in served) - min(t.arrival_s for t in timings)
     met = int(np.sum((ttft <= slo.ttft_s) & (tpot <= slo.tpot_s)))
-    tokens = sum(len(t.tokens) for t in timings)
+    tokens = sum(len(t.tokens) for t in served)
     return GoodputStats(
-        requests=len(timings), duration_s=duration,
+        requests=len(timings), unserved=len(timings) - len(served), duration_s=duration,
         ttft_p50_s=float(np.percentile(ttft, 50)), ttft_p99_s=float(np.percentile(ttft, 99)),
         tpot_p50_s=float(np.percentile(tpot, 50)), tpot_p99_s=float(np.percentile(tpot, 99)),
         tokens_per_s=tokens / duration, met=met, goodput_rps=met / duration)

@@ -18,7 +18,7 @@ from typing import Any
 
 from core.benchmark import Workload
 from core.compile_time import ColdStart, median_s
-from core.goodput import GoodputStats, median_goodput
+from core.goodput import GoodputStats, goodput_ratio
 from core.expectations import GateResult
 from core.memory import Footprint
 from core.stats import SampleStats
@@ -171,6 +171,7 @@ class ExampleResult:
     goal: str = "speed"  # "memory" / "compile_time": the gate judges memory_ratio / compile_ratio
     noisy: str = ""  # why the result is too noisy to trust (then it is never stored)
     cpu_bound: str = ""  # the host CPU work that sets the pair's time (Benchmark.cpu_bound)
+    simulated: str = ""  # what the pair simulates instead of doing (Benchmark.simulated)
     verification: Verification | None = None
     timing: SideResult | None = None  # the optimized side
     baseline: SideResult | None = None  # the pair's baseline (shared by its variants)
@@ -202,14 +203,13 @@ class ExampleResult:
 
     @property
     def goodput_ratio(self) -> float | None:
-        """Optimized goodput over the baseline's (medians of the replays; inf when the
-        baseline met no request's SLO)."""
+        """Optimized goodput over the baseline's: the median of the per-round ratios
+        (core.goodput.goodput_ratio; inf when the baseline met no request's SLO)."""
         if self.baseline is None or self.timing is None:
             return None
         if not self.baseline.goodput or not self.timing.goodput:
             return None
-        base = median_goodput(self.baseline.goodput)
-        return median_goodput(self.timing.goodput) / base if base > 0 else float("inf")
+        return goodput_ratio(self.baseline.goodput, self.timing.goodput)
 
     @property
     def host_bound(self) -> list[str]:
@@ -233,7 +233,8 @@ class ExampleResult:
                                "status": self.status, "reason": self.reason,
                                "chapter": self.chapter, "stem": self.stem, "teaching": self.teaching,
                                "negative_result": self.negative_result, "noisy": self.noisy,
-                               "goal": self.goal, "cpu_bound": self.cpu_bound}
+                               "goal": self.goal, "cpu_bound": self.cpu_bound,
+                               "simulated": self.simulated}
         if self.verification is not None:
             out["verification"] = self.verification.to_dict()
         if self.timing is not None:
@@ -255,6 +256,7 @@ class ExampleResult:
             teaching=bool(data.get("teaching", False)),
             negative_result=data.get("negative_result", ""), noisy=data.get("noisy", ""),
             goal=data.get("goal", "speed"), cpu_bound=data.get("cpu_bound", ""),
+            simulated=data.get("simulated", ""),
             verification=Verification.from_dict(data["verification"]) if data.get("verification") else None,
             timing=SideResult.from_dict(data["timing"]) if data.get("timing") else None,
             baseline=baseline, speedup=data.get("speedup"),

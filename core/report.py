@@ -44,6 +44,7 @@ def row(ex: ExampleResult) -> list[str]:
         speedup += " NOISY" if ex.noisy else ""
         speedup += " cpu-bound" if ex.cpu_bound else " host-bound" if ex.host_bound else ""
         speedup += " graph" if ex.timing and ex.timing.graph_calls else ""
+        speedup += " simulated" if ex.simulated else ""
         if ex.goal == "memory":
             ratio = ex.memory_ratio
             saved = f"{ratio:.2f}x less memory" if ratio is not None else "memory not measured"
@@ -90,7 +91,8 @@ def throttle_notes(pairs: list[PairResult]) -> list[str]:
 def _serving(stats: list) -> str:
     """'12.3 req/s meeting the SLO (TTFT p99 180 ms, TPOT p99 21 ms)' for the median replay."""
     middle = sorted(stats, key=lambda s: s.goodput_rps)[len(stats) // 2]
-    return (f"{middle.goodput_rps:.2f} req/s meeting the SLO ({middle.met}/{middle.requests}; "
+    turned = f", {middle.unserved} turned away" if getattr(middle, "unserved", 0) else ""
+    return (f"{middle.goodput_rps:.2f} req/s meeting the SLO ({middle.met}/{middle.requests}{turned}; "
             f"TTFT p50/p99 {middle.ttft_p50_s * 1e3:.0f}/{middle.ttft_p99_s * 1e3:.0f} ms, TPOT "
             f"p50/p99 {middle.tpot_p50_s * 1e3:.1f}/{middle.tpot_p99_s * 1e3:.1f} ms, "
             f"{middle.tokens_per_s:.0f} tokens/s)")
@@ -129,6 +131,10 @@ def notes(rows: list[ExampleResult]) -> list[str]:
             lines.append(f"{gate.status.upper()} {ex.id}: {gate.message}")
         if ex.noisy:
             lines.append(f"NOISY {ex.id}: {ex.noisy}; the speedup is not a result (never stored)")
+        if ex.simulated:
+            lines.append(f"SIMULATED {ex.id}: {ex.simulated}; its "
+                         f"{'goodput' if ex.goal == 'goodput' else 'result'} comes from a "
+                         f"simulation over measured costs, not from the work itself")
         if ex.cpu_bound:
             lines.append(f"CPU-BOUND {ex.id}: {ex.cpu_bound}; the speedup depends on the host's "
                          f"CPU (model and cores in the provenance) as much as on the GPU, so it "
@@ -151,7 +157,8 @@ def notes(rows: list[ExampleResult]) -> list[str]:
         if ex.goal == "goodput" and ex.goodput_ratio is not None:
             lines.append(f"GOODPUT {ex.id} (goal goodput, gated on it): {_serving(ex.baseline.goodput)}"
                          f" → {_serving(ex.timing.goodput)} (median of {len(ex.timing.goodput)} "
-                         f"real-time replays per side); time {ex.speedup:.2f}x")
+                         f"{'simulated' if ex.simulated else 'real-time'} replays per side, "
+                         f"each round one trace for both); time {ex.speedup:.2f}x")
         if ex.goal == "compile_time" and ex.compile_ratio is not None:
             base, opt = ex.baseline.cold_starts, ex.timing.cold_starts
             lines.append(f"COMPILE TIME {ex.id} (goal compile_time, gated on it): cold start "

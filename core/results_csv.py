@@ -117,7 +117,8 @@ def headline_rate(rates: Rates | None) -> tuple[float | None, str]:
 def tags(pair: PairResult, ex: ExampleResult) -> list[str]:
     found = [("teaching", ex.teaching or pair.teaching), ("negative", ex.negative_result),
              ("cpu_bound", ex.cpu_bound), ("host_bound", ex.host_bound), ("noisy", ex.noisy),
-             ("graph", ex.timing is not None and ex.timing.graph_calls)]
+             ("graph", ex.timing is not None and ex.timing.graph_calls),
+             ("simulated", ex.simulated)]
     return [name for name, present in found if present]
 
 

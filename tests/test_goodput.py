@@ -384,3 +384,38 @@ def test_load_test_command_prints_the_latency_distribution(tmp_path, monkeypatch
     assert "goodput" in result.output and "requests met TTFT ≤ 20 ms" in result.output
     result = CliRunner().invoke(app, ["tools", "load-test", "ch95:nope"])
     assert result.exit_code == 2
+
+
+# --- paired rounds and simulated replays ---------------------------------------------------------
+
+def _stats(goodput_rps: float, requests: int = 10, unserved: int = 0) -> "GoodputStats":
+    from core.goodput import GoodputStats
+
+    return GoodputStats(requests=requests, duration_s=1.0, ttft_p50_s=0.1, ttft_p99_s=0.2,
+                        tpot_p50_s=0.01, tpot_p99_s=0.02, tokens_per_s=100.0, met=5,
+                        goodput_rps=goodput_rps, unserved=unserved)
+
+
+def test_round_by_round_ratios_cancel_drift_that_slows_both_sides():
+    from core.goodput import goodput_ratio, ratio_interval
+
+    # the host ran each round at another speed; within a round, optimized is 1.5x the baseline
+    base = [_stats(2.0), _stats(1.0), _stats(3.0)]
+    opt = [_stats(3.0), _stats(1.5), _stats(4.5)]
+    assert ratio_interval(base, opt) == pytest.approx((1.5, 1.5))
+    assert goodput_ratio(base, opt) == pytest.approx(1.5)
+    # rounds that do not line up fall back to the widest ratio the replays allow
+    lo, hi = ratio_interval(base, opt[:2])
+    assert lo == pytest.approx(1.5 / 3.0) and hi == pytest.approx(3.0 / 1.0)
+    # a round where the baseline met no SLO makes the ratio unbounded, never a division error
+    assert ratio_interval([_stats(0.0), _stats(1.0)], [_stats(1.0), _stats(1.0)])[1] == float("inf")
+
+
+def test_requests_turned_away_count_as_misses_not_as_served():
+    from core.goodput import SLO, RequestTiming, summarize
+
+    timings = [RequestTiming(0, 0.0, [0.05, 0.06], [1, 2]), RequestTiming(1, 0.1, [], []),
+               RequestTiming(2, 0.2, [0.3, 0.31], [1, 2])]
+    stats = summarize(timings, SLO(ttft_s=0.2, tpot_s=0.05))
+    assert (stats.requests, stats.unserved, stats.met) == (3, 1, 2)
+    assert stats.ttft_p99_s <= 0.1 + 1e-9  # percentiles over the two served requests

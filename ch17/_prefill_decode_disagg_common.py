@@ -1,0 +1,122 @@
+"""Shared by `prefill_decode_disagg` (two GPUs, one process, goal goodput): how the KV cache
+of a prefilled prompt reaches the decode GPU.
+
+Built on ch15's disaggregated engine (ch15/_disaggregated_inference_common.py): GPU 0
+prefills one prompt at a time into a staging slot, GPU 1 decodes two groups of rows, one
+thread drives both GPUs by launching work and collecting it when its event has fired. The
+two sides differ only in the hand-off of each prompt's K/V from GPU 0 to GPU 1:
+
+- blocking (baseline): the prompt's K/V are copied layer by layer on the GPUs' default
+  streams, and the serving loop waits until the copy has landed before it goes on, as a
+  hand-off through a blocking transfer call does (a send/recv pair in the loop, a
+  synchronize "to be safe"). PyTorch orders a cross-GPU copy after the work already queued on
+  *both* GPUs' current streams, so the wait also covers the decode steps queued on GPU 1:
+  for every prompt the thread stops launching work on either GPU until GPU 1 has drained.
+- overlapped (optimized): ch15's `handoff`: every layer's copy is queued on GPU 0 behind the
+  prefill, with the destination side of the barrier on a side stream of GPU 1, and one event
+  per request that only the decode step that first reads the new row waits for, on the GPU.
+  The thread never waits; GPU 1 keeps decoding while the K/V travel.
+
+Both sides serve the same requests with the same weights and forward shapes, so their greedy
+tokens are identical (verified offline and during the goodput replay). Trace and SLO are
+ch15 disaggregated_inference's (prefill-heavy: prompts 512-2048 tokens), where hand-offs are
+frequent and large; the stems `prefill_decode_disagg_ttft_heavy` (long prompts, short answers)
+and `prefill_decode_disagg_tpot_heavy` (short prompts, long answers) replay the other shapes.
+Expected: the overlapped hand-off raises goodput mostly through TPOT (decode steps no longer
+stall behind every hand-off); not measured yet.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+import torch
+
+from ch15._disaggregated_inference_common import (DecodeGroup, Disaggregated, Launched, PrefillDecode,
+                                                  PrefillLane, Tokens, handoff, launch_prefill,
+                                                  read_back)
+from ch15._continuous_batching_common import Seq
+from ch15.kv import ContiguousKV
+from core.goodput import SLO
+
+Handoff = Callable[[ContiguousKV, int, ContiguousKV, int, int, "torch.cuda.Stream | None"],
+                   "torch.cuda.Event | None"]
+
+
+def blocking_handoff(src: ContiguousKV, src_slot: int, dst: ContiguousKV, dst_slot: int, n_tokens: int,
+                     link: torch.cuda.Stream | None = None) -> None:
+    """Copy one sequence's K/V (positions [0, n_tokens), every layer) on the current streams,
+    then wait on the host until it has arrived. `link` is ignored: no side stream."""
+    for layer in range(src.cfg.n_layers):
+        dst.k[layer, dst_slot, :n_tokens].copy_(src.k[layer, src_slot, :n_tokens])
+        dst.v[layer, dst_slot, :n_tokens].copy_(src.v[layer, src_slot, :n_tokens])
+    if dst.k.device.type == "cuda":
+        torch.cuda.current_stream(dst.k.device).synchronize()  # the K/V have landed on GPU 1
+    return None
+
+
+class HandoffPrefillLane(PrefillLane):
+    """ch15's prefill lane with the hand-off as a parameter."""
+
+    def __init__(self, model, kv: ContiguousKV, groups: list[DecodeGroup],
+                 link: torch.cuda.Stream | None, transfer: Handoff):
+        super().__init__(model, kv, groups, link)
+        self.transfer = transfer
+
+    def launch(self) -> Launched:
+        request = self.queue.pop(0)
+        staging = self.kv.allocate(len(request.prompt))
+        host, event = read_back(launch_prefill(self.model, self.kv, request, staging))
+        if request.max_new == 1:  # the first token is the whole answer: nothing to decode
+            self.kv.free(staging)
+            return Launched(host, event, lambda tokens: [(request.id, tokens[0])])
+        group = max(self.groups, key=DecodeGroup.free_rows)
+        row = group.reserve_row(request)
+        arrived = self.transfer(self.kv, staging, group.kv, row, len(request.prompt), self.link)
+        self.kv.free(staging)
+
+        def finish(tokens: list[int]) -> Tokens:
+            group.join(Seq(request, row, cached=len(request.prompt), last=tokens[0]), arrived)
+            return [(request.id, tokens[0])]
+
+        return Launched(host, event, finish)
+
+
+class HandoffBench(Disaggregated):
+    """ch15's disaggregated pair (models on both GPUs, trace, SLO), the hand-off chosen by
+    the side."""
+
+    transfer: Handoff = staticmethod(handoff)
+
+    def engine(self) -> PrefillDecode:
+        w = self.sizes.width
+        groups = [DecodeGroup(self.models[1], self.rows_kv(1, w + 1), w) for _ in range(2)]
+        return PrefillDecode(HandoffPrefillLane(self.models[0], self.rows_kv(0, 1), groups,
+                                                self.link, type(self).transfer))
+
+
+# ------------------------------------------------------------------------------------------
+# Trace variants. The harness hands every side of a stem the baseline's trace, so a trace of
+# another shape is another stem (baseline_/optimized_prefill_decode_disagg_<shape>.py); each
+# of these classes sets the sizes, and the pair files mix it into the sides above. Rates and
+# SLOs are first guesses from ch15's disaggregated run (SMALL on 2×H200), not measured: the
+# first 2×H200 run sweeps the rate (ch15/sweep_rates.py) and sets them.
+# ------------------------------------------------------------------------------------------
+class TTFTHeavy:
+    """Long prompts, short answers (summarise, classify, RAG): hand-offs are large and
+    frequent, TTFT is what users wait for."""
+
+    gpu = replace(Disaggregated.gpu, prompt_len=(1024, 2048), output_len=(8, 64), rate_rps=16.0,
+                  slo=SLO(ttft_s=0.5, tpot_s=0.015))
+    cpu = replace(Disaggregated.cpu, prompt_len=(32, 64), output_len=(2, 6))
+    offline_output_len = None  # offline batches draw the trace's output lengths
+
+
+class TPOTHeavy:
+    """Short prompts, long answers (chat, code generation): hand-offs are small and spaced
+    out, and a stalled decode step shows in every token's time."""
+
+    gpu = replace(Disaggregated.gpu, prompt_len=(64, 256), output_len=(128, 512), rate_rps=8.0,
+                  slo=SLO(ttft_s=1.0, tpot_s=0.015))
+    cpu = replace(Disaggregated.cpu, prompt_len=(4, 12), output_len=(8, 24))
+    offline_output_len = None
