@@ -347,6 +347,7 @@ def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[st
     return {
         **goal_entry,
         **({"cpu_bound": ex.cpu_bound} if ex.cpu_bound else {}),
+        **({"simulated": ex.simulated} if ex.simulated else {}),  # a stored number says it
         "speedup": round(ex.speedup, 4),
         "speedup_ci": [round(x, 4) for x in ex.speedup_ci],
         "baseline_ms": round(ex.baseline_ms, 6),

@@ -102,6 +102,12 @@ def test_stored_entries_name_the_host_cpu():
     annotate(result, PAIR, {}, {})
     entry = expectation_entry(result.examples[0], fingerprint())
     assert entry["cpu_bound"] == "decoding on the host"
+    assert "simulated" not in entry
+    result.examples[0].simulated = "a fleet of replicas on measured step costs"
+    # a simulated pair cannot pass for a measured one: its row, notes and stored entry say so
+    assert expectation_entry(result.examples[0], fingerprint())["simulated"].startswith("a fleet")
+    assert row(result.examples[0])[3].endswith("simulated")
+    assert any(line.startswith("SIMULATED ch90:x") for line in notes(result.examples))
     assert entry["provenance"]["cpu"] and entry["provenance"]["cpu_cores"] >= 1
 
 
