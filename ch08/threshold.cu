@@ -17,23 +17,7 @@
 // (Predicating the two *results* — computing both curves and selecting at the end — would
 // cost exactly what the divergent branch costs: what saves the work is selecting the operands.)
 #include "aisp.cuh"
-
-struct Regime {
-  float c;  // cubic stiffness
-  float h;  // step size; h·(1 + 3c·y²) < 1 on the way to the root, so the steps never overshoot
-};
-constexpr Regime ABOVE{0.5f, 0.125f};
-constexpr Regime BELOW{0.1f, 0.25f};
-
-__device__ __forceinline__ float soft_clip(float x, float c, float h, int steps) {
-  float y = 0.f;
-  for (int s = 0; s < steps; ++s) {
-    float q = fmaf(c * y, y, 1.0f);  // 1 + c·y²
-    float r = fmaf(-y, q, x);        // x − y − c·y³
-    y = fmaf(h, r, y);
-  }
-  return y;
-}
+#include "soft_clip.cuh"
 
 __global__ void threshold_branch(const float* __restrict__ x, float* __restrict__ y, int64_t n,
                                  float t, int steps) {

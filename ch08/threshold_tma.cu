@@ -16,30 +16,15 @@
 //     i's own load (issued one iteration earlier) has had a whole compute to land.
 //
 // All three run soft_clip() with the same constants and the same instructions in the same
-// order per element: bit-identical outputs. (ABOVE/BELOW and soft_clip are threshold.cu's,
-// copied; tests/test_ch08_new.py checks the copies agree.)
+// order per element: bit-identical outputs (ABOVE/BELOW and soft_clip come from soft_clip.cuh,
+// which threshold.cu includes too).
 #include <cuda/pipeline>
 
 #include "aisp.cuh"
+#include "soft_clip.cuh"
 
-struct Regime {
-  float c;  // cubic stiffness
-  float h;  // step size
-};
-constexpr Regime ABOVE{0.5f, 0.125f};
-constexpr Regime BELOW{0.1f, 0.25f};
 constexpr int THREADS = 256;
 constexpr int STAGES = 2;  // one slot being computed on, one being filled
-
-__device__ __forceinline__ float soft_clip(float x, float c, float h, int steps) {
-  float y = 0.f;
-  for (int s = 0; s < steps; ++s) {
-    float q = fmaf(c * y, y, 1.0f);  // 1 + c·y²
-    float r = fmaf(-y, q, x);        // x − y − c·y³
-    y = fmaf(h, r, y);
-  }
-  return y;
-}
 
 __device__ __forceinline__ float threshold_one(float v, float t, int steps) {
   bool above = v > t;

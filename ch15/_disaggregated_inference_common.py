@@ -42,7 +42,7 @@ from __future__ import annotations
 import copy
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 import torch
 
@@ -273,8 +273,9 @@ class PrefillLane(Lane):
     """The prefill GPU: one prompt at a time, into a staging slot, then handed to a decode row."""
 
     def __init__(self, model: Decoder, kv: ContiguousKV, groups: list[DecodeGroup],
-                 link: torch.cuda.Stream | None):
+                 link: torch.cuda.Stream | None, transfer: Callable[..., Any] | None = None):
         self.model, self.kv, self.groups, self.link = model, kv, groups, link
+        self.transfer = transfer or handoff  # how the K/V reach GPU 1 (ch17 compares two)
         self.queue: list[Request] = []
 
     def can_launch(self) -> bool:
@@ -293,7 +294,7 @@ class PrefillLane(Lane):
         row = group.reserve_row(request)
         # Queued on GPU 0's stream after the prefill and after the first token's read-back
         # (which does not wait for it), and before the next prefill into the staging slot.
-        arrived = handoff(self.kv, staging, group.kv, row, len(request.prompt), self.link)
+        arrived = self.transfer(self.kv, staging, group.kv, row, len(request.prompt), self.link)
         self.kv.free(staging)
 
         def finish(tokens: list[int]) -> Tokens:

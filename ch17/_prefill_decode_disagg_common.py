@@ -32,10 +32,8 @@ from typing import Callable
 
 import torch
 
-from ch15._disaggregated_inference_common import (DecodeGroup, Disaggregated, Launched, PrefillDecode,
-                                                  PrefillLane, Tokens, handoff, launch_prefill,
-                                                  read_back)
-from ch15._continuous_batching_common import Seq
+from ch15._disaggregated_inference_common import (DecodeGroup, Disaggregated, PrefillDecode,
+                                                  PrefillLane, handoff)
 from ch15.kv import ContiguousKV
 from core.goodput import SLO
 
@@ -55,33 +53,6 @@ def blocking_handoff(src: ContiguousKV, src_slot: int, dst: ContiguousKV, dst_sl
     return None
 
 
-class HandoffPrefillLane(PrefillLane):
-    """ch15's prefill lane with the hand-off as a parameter."""
-
-    def __init__(self, model, kv: ContiguousKV, groups: list[DecodeGroup],
-                 link: torch.cuda.Stream | None, transfer: Handoff):
-        super().__init__(model, kv, groups, link)
-        self.transfer = transfer
-
-    def launch(self) -> Launched:
-        request = self.queue.pop(0)
-        staging = self.kv.allocate(len(request.prompt))
-        host, event = read_back(launch_prefill(self.model, self.kv, request, staging))
-        if request.max_new == 1:  # the first token is the whole answer: nothing to decode
-            self.kv.free(staging)
-            return Launched(host, event, lambda tokens: [(request.id, tokens[0])])
-        group = max(self.groups, key=DecodeGroup.free_rows)
-        row = group.reserve_row(request)
-        arrived = self.transfer(self.kv, staging, group.kv, row, len(request.prompt), self.link)
-        self.kv.free(staging)
-
-        def finish(tokens: list[int]) -> Tokens:
-            group.join(Seq(request, row, cached=len(request.prompt), last=tokens[0]), arrived)
-            return [(request.id, tokens[0])]
-
-        return Launched(host, event, finish)
-
-
 class HandoffBench(Disaggregated):
     """ch15's disaggregated pair (models on both GPUs, trace, SLO), the hand-off chosen by
     the side."""
@@ -91,8 +62,8 @@ class HandoffBench(Disaggregated):
     def engine(self) -> PrefillDecode:
         w = self.sizes.width
         groups = [DecodeGroup(self.models[1], self.rows_kv(1, w + 1), w) for _ in range(2)]
-        return PrefillDecode(HandoffPrefillLane(self.models[0], self.rows_kv(0, 1), groups,
-                                                self.link, type(self).transfer))
+        return PrefillDecode(PrefillLane(self.models[0], self.rows_kv(0, 1), groups, self.link,
+                                         type(self).transfer))
 
 
 # ------------------------------------------------------------------------------------------
