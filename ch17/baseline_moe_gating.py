@@ -1,8 +1,9 @@
 """Baseline: MoE gating in eager PyTorch, as it is usually written.
 
-softmax over the router logits, top-k, renormalise the k weights, then a one-hot matrix of
-the chosen experts and its cumulative sum to find each token's slot in its expert's buffer.
-About ten kernels; the [tokens·k, experts] int64 one-hot is materialised and read back.
+softmax over the router logits, top-k, renormalise the k weights, then a stable sort of the
+chosen expert ids, per-expert counts and their prefix sum give each token's slot in its
+expert's buffer (see `eager_gating` for why not the one-hot cumsum). About a dozen kernels,
+each intermediate through memory.
 """
 from __future__ import annotations
 

@@ -133,6 +133,9 @@ class DecodeLoop(Benchmark):
     """Prefill + `steps` decode steps of a static batch; the sides choose cache and launch."""
 
     supports_cpu = True
+    # a baseline call is ~0.66 s (128 eager, launch-bound steps on an H100): the default 4 s
+    # cap gave 6 samples and an interval of ±15% (first H100 run); 15 s gives ~22
+    time_cap_s = 15.0
 
     @property
     def cfg(self) -> DecoderConfig:

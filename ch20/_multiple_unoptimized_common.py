@@ -19,10 +19,14 @@ The baseline carries five flaws, each one what a first training script commonly 
    reference implementations), each operator its own kernel and its own trip through memory;
 5. logging: `loss.item()` after every step, a host-device sync that drains the GPU queue.
 
-Each flag below fixes one of them; the pair files set one flag each (the stage variants)
-or all of them (`optimized_multiple_unoptimized.py`). The harness compares every variant
-with the baseline, so the stage table says what each fix buys alone, and the last row what
-they buy together (the gains do not add up: each fix shrinks the step the others act on).
+Each flag below fixes one of them. The pair files are cumulative stages, each the previous
+stage's class plus one more flag, largest expected gain first: s1 bf16, s2 fused ops, s3
+fused optimizer, s4 device-side logging, and `optimized_multiple_unoptimized.py` = s4 + the
+loader (stage 5, all five). The harness times every stage against the same baseline in one
+run, so stage k's own gain is speedup_k / speedup_{k-1} (stage_table.stage_gains), each
+measured on the step the earlier stages left, and the gains multiply to the full speedup.
+(Fixes applied one at a time to the baseline would not: each fix shrinks the step the
+others act on.)
 
 Verification (the ch13 approach, `stateful`: each check starts from a fresh setup()): run()
 returns every step's per-token losses [STEPS, batch, seq] (fp32; steps after the first

@@ -145,6 +145,7 @@ class Verification:
     message: str = "match"
     max_abs_err: float = 0.0
     max_rel_err: float = 0.0
+    tolerance_used: float = 0.0  # worst |diff| / (atol + rtol·|baseline|) over the checks; ≤ 1 passes
     checks: int = 0  # comparisons made (verification seeds + timed-output checks)
 
     def to_dict(self) -> dict[str, Any]:

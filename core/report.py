@@ -10,7 +10,7 @@ from core import atomic
 from core.expectations import CPU_BOUND_TOLERANCE
 from core.memory import mib
 from core.metrics import headline
-from core.record import ExampleResult, PairResult, RunRecord
+from core.record import ExampleResult, PairResult, RunRecord, Verification
 
 IMPLAUSIBLE_SPEEDUP = 20.0  # above this, outside `teaching` pairs, suspect the baseline
 ABOVE_COPY_PCT = 105.0  # bytes per second above this share of the HBM copy ceiling: not HBM
@@ -64,9 +64,20 @@ def row(ex: ExampleResult) -> list[str]:
     return [
         label, _ms(ex.baseline_ms), _ms(ex.optimized_ms), speedup, headline(rates),
         f"{pct:.0f}%" if pct is not None else "-",
-        f"ok ({verification.max_rel_err:.0e} rel)" if verification is not None else "ok",
+        verify_cell(verification),
         ex.expectation.status if ex.expectation is not None else "-",
     ]
+
+
+def verify_cell(verification: Verification | None) -> str:
+    """`ok (exact)` or `ok (37% of tol)`: the worst error as a share of the pair's tolerance.
+    (A maximum relative error would read 1e+10 wherever an expected element is near zero.)"""
+    if verification is None:
+        return "ok"
+    used = verification.tolerance_used
+    if verification.max_abs_err == 0.0:
+        return "ok (exact)"
+    return f"ok ({used:.0%} of tol)" if used >= 0.01 else "ok (<1% of tol)"
 
 
 # NVML clock-event reasons that mean the GPU slowed itself down (power or thermal).

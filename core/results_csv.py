@@ -15,7 +15,8 @@ Columns (COLUMNS, in this order):
     noisy                             why the result is too noisy to store ("" when it is not)
     goal_ratio                        memory, cold-start or goodput ratio for those goals
     rate, rate_unit, pct_of_ceiling, ceiling   the optimized side's headline rate
-    verification, max_abs_err, max_rel_err     how the outputs compared
+    verification, max_abs_err, max_rel_err,    how the outputs compared (tolerance_used: the
+    tolerance_used                             worst error as a share of the tolerance; ≤ 1 passes)
     expectation, expectation_message, stored_speedup   the gate's verdict
     teaching, negative_result, cpu_bound, host_bound, tags
 """
@@ -53,6 +54,7 @@ class CsvRow:
     verification: str
     max_abs_err: float | None
     max_rel_err: float | None
+    tolerance_used: float | None
     expectation: str
     expectation_message: str
     stored_speedup: float | None
@@ -78,6 +80,7 @@ class CsvRow:
             verification=check.message if check is not None else "",
             max_abs_err=check.max_abs_err if check is not None else None,
             max_rel_err=check.max_rel_err if check is not None else None,
+            tolerance_used=check.tolerance_used if check is not None else None,
             expectation=gate.status if gate is not None else "",
             expectation_message=gate.message if gate is not None else "",
             stored_speedup=gate.stored_speedup if gate is not None else None,

@@ -29,10 +29,14 @@ class Check:
     message: str
     max_abs_err: float = 0.0
     max_rel_err: float = 0.0
+    # the worst |diff| / (atol + rtol·|expected|): 1.0 is the tolerance's edge. Unlike
+    # max_rel_err it stays meaningful where expected values are near zero (a relative error
+    # of 1e+10 on an element of 1e-12 says nothing about the match)
+    tolerance_used: float = 0.0
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "message": self.message,
-                "max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err}
+        return {"ok": self.ok, "message": self.message, "max_abs_err": self.max_abs_err,
+                "max_rel_err": self.max_rel_err, "tolerance_used": self.tolerance_used}
 
 
 def flatten(output: Any, name: str = "output") -> list[tuple[str, torch.Tensor]]:
@@ -66,7 +70,7 @@ def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None,
     exp, act = flatten(expected), flatten(actual)
     if len(exp) != len(act):
         return Check(False, f"baseline returned {len(exp)} tensors, optimized {len(act)}")
-    worst_abs = worst_rel = 0.0
+    worst_abs = worst_rel = worst_used = 0.0
     for (name, e), (_, a) in zip(exp, act):
         if e.shape != a.shape:
             return Check(False, f"{name}: shape {tuple(a.shape)} != baseline {tuple(e.shape)}")
@@ -83,7 +87,11 @@ def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None,
         max_abs = float(diff.max()) if diff.numel() else 0.0
         max_rel = float(rel.max()) if rel.numel() else 0.0
         worst_abs, worst_rel = max(worst_abs, max_abs), max(worst_rel, max_rel)
-        bad = diff > tol.atol + tol.rtol * e64.abs()
+        allowed = tol.atol + tol.rtol * e64.abs()
+        bad = diff > allowed
+        if diff.numel():  # an exact tolerance (allowed 0) is used only where diff > 0: failed below
+            used = torch.where(allowed > 0, diff / allowed.clamp_min(1e-300), torch.zeros_like(diff))
+            worst_used = max(worst_used, float(used.max()))
         if bool(bad.any()):
             flat = int(torch.argmax((diff - tol.rtol * e64.abs()).flatten()))
             where = _unravel(flat, tuple(e.shape))
@@ -91,8 +99,8 @@ def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None,
                                 f"rtol={tol.rtol:g} atol={tol.atol:g}; worst at {where}: "
                                 f"baseline {float(e64.flatten()[flat]):.6g}, "
                                 f"optimized {float(a64.flatten()[flat]):.6g}",
-                         max_abs, max_rel)
-    return Check(True, "match", worst_abs, worst_rel)
+                         max_abs, max_rel, worst_used)
+    return Check(True, "match", worst_abs, worst_rel, worst_used)
 
 
 def outputs_equal(first: Any, second: Any) -> bool:

@@ -57,14 +57,15 @@ def test_corpus_packs_documents_with_separators_and_wraps():
         assert (sample[:first] != train.EOS).all()  # documents hold no EOS of their own
 
 
+# the cumulative stages, in order: each the one before plus one fix; the last is the full file
 TRAINING_SIDES = {
-    "loader": ("optimized_multiple_unoptimized_loader", "LoaderFixed"),
-    "fused_optimizer": ("optimized_multiple_unoptimized_fused_optimizer", "FusedOptimizer"),
-    "fused_ops": ("optimized_multiple_unoptimized_fused_ops", "FusedOps"),
-    "no_sync_logging": ("optimized_multiple_unoptimized_no_sync_logging", "DeviceSideLogging"),
-    "bf16": ("optimized_multiple_unoptimized_bf16", "Bf16Autocast"),
+    "s1_bf16": ("optimized_multiple_unoptimized_s1_bf16", "Stage1Bf16"),
+    "s2_fused_ops": ("optimized_multiple_unoptimized_s2_fused_ops", "Stage2FusedOps"),
+    "s3_fused_optimizer": ("optimized_multiple_unoptimized_s3_fused_optimizer", "Stage3FusedOptimizer"),
+    "s4_no_sync_logging": ("optimized_multiple_unoptimized_s4_no_sync_logging", "Stage4NoSyncLogging"),
     "all": ("optimized_multiple_unoptimized", "AllFixed"),
 }
+FIX_FLAGS = ("loader_workers", "amp", "fused_optimizer", "fused_ops", "sync_logging")
 
 
 def _side(name: str):
@@ -93,11 +94,53 @@ def test_each_stage_computes_the_baselines_steps(baseline_training, name):
     finally:
         side.teardown()
     assert compare(expected, got, side.tolerance).ok
-    if name in ("loader", "no_sync_logging"):  # nothing about the arithmetic changed
-        assert all(torch.equal(a, b) for a, b in zip(expected, got))
-    if name in ("bf16", "all"):  # the precision change is real, and within what it declares
-        assert not torch.equal(expected[0], got[0])
-        assert not compare(expected, got, train.FP32_TOLERANCE).ok
+    assert side.tolerance == train.BF16_TOLERANCE  # every stage from s1 on runs bf16
+    # the precision change is real, and within what it declares
+    assert not torch.equal(expected[0], got[0])
+    assert not compare(expected, got, train.FP32_TOLERANCE).ok
+
+
+def _fixed(cls) -> set[str]:
+    """The fixes a class applies: the flags that differ from the baseline's."""
+    from ch20.baseline_multiple_unoptimized import UnoptimizedJob
+
+    return {f for f in FIX_FLAGS if getattr(cls, f) != getattr(UnoptimizedJob, f)}
+
+
+def test_stages_are_cumulative_one_fix_each_and_end_at_the_full_variant():
+    from ch20.baseline_multiple_unoptimized import UnoptimizedJob
+
+    stages = [_side(name) for name in TRAINING_SIDES]
+    assert _fixed(UnoptimizedJob) == set()
+    previous = UnoptimizedJob
+    for stage in stages:
+        # built on the stage before (stage 1 on the job class, whose defaults are the baseline)
+        assert stage.__bases__ == ((train.TrainingJob,) if previous is UnoptimizedJob else (previous,))
+        added = _fixed(stage) - _fixed(previous)
+        assert _fixed(stage) >= _fixed(previous) and len(added) == 1, (stage.__name__, added)
+        # the flags the stage did not add keep the previous stage's values
+        assert all(getattr(stage, f) == getattr(previous, f) for f in FIX_FLAGS if f not in added)
+        previous = stage
+    assert [(_fixed(b) - _fixed(a)).pop() for a, b in zip([UnoptimizedJob, *stages], stages)] == [
+        "amp", "fused_ops", "fused_optimizer", "sync_logging", "loader_workers"]
+    assert stages[-1] is _side("all") and _fixed(stages[-1]) == set(FIX_FLAGS)  # the last is the whole
+
+
+def test_stage_gains_multiply_to_the_last_speedup():
+    from ch20.stage_table import stage_gains
+
+    speedups = [2.5, 2.9, 3.1, 3.8, 4.2]  # cumulative, made up
+    gains = stage_gains(speedups)
+    assert len(gains) == len(speedups)
+    assert gains[0] == pytest.approx(speedups[0])  # stage 1 against the baseline
+    assert gains[2] == pytest.approx(3.1 / 2.9)
+    assert math.prod(gains) == pytest.approx(speedups[-1])
+    assert stage_gains([0.9]) == [0.9]
+    with pytest.raises(ValueError):
+        stage_gains([])
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError):
+            stage_gains([2.0, bad])
 
 
 def test_training_outputs_catch_a_skipped_update_and_other_data(baseline_training):
@@ -124,7 +167,10 @@ def test_training_outputs_catch_a_skipped_update_and_other_data(baseline_trainin
 def test_device_side_logging_reads_the_mean_of_every_twenty_steps():
     from ch20.baseline_multiple_unoptimized import UnoptimizedJob
 
-    synced, lazy = ready(UnoptimizedJob), ready(_side("no_sync_logging"))
+    class DeviceSideLogging(UnoptimizedJob):  # the logging fix alone: same fp32 arithmetic
+        sync_logging = False
+
+    synced, lazy = ready(UnoptimizedJob), ready(DeviceSideLogging)
     calls = -(-train.LOG_EVERY // train.CPU_CONFIG.steps)
     for seed in range(calls):
         plan = synced.make_inputs(seed)

@@ -113,7 +113,7 @@ def test_render_table_notes_and_json(tmp_path):
     copy = lines["ch07:copy"]
     assert "2.00x [1.9" in copy and re.search(r" (19[89]\d|20[01]\d) GB/s ", copy)
     assert "67%" in copy  # ~2000 GB/s of the 3000 GB/s copy ceiling
-    assert "ok (0e+00 rel)" in copy and copy.rstrip().endswith("pass")
+    assert "ok (exact)" in copy and copy.rstrip().endswith("pass")
     assert "MISMATCH" in lines["ch07:wrong"] and "SKIPPED" in lines["ch07:skip"]
     assert "[teaching]" in lines["ch07:demo"] and lines["ch07:slow"].rstrip().endswith("regression")
     assert "FAILED ch07:wrong: verification failed: boom" in text

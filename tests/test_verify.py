@@ -129,3 +129,21 @@ def test_reference_comparison_across_dtypes():
     assert not check.ok and "worst at (5,)" in check.message
     # a float64 reference does not loosen an fp32 side's tolerance
     assert not compare(reference, (reference * 1.004).float(), same_dtype=False).ok
+
+
+def test_tolerance_used_is_the_worst_error_as_a_share_of_the_tolerance():
+    """The table shows how much of the tolerance a match used; near-zero expected values make
+    max_rel_err enormous without saying anything about the match, tolerance_used stays sane."""
+    from core.benchmark import Tolerance
+    from core.report import verify_cell
+    from core.record import Verification
+
+    expected = torch.tensor([1.0, 1e-12, 2.0])
+    actual = torch.tensor([1.0 + 5e-3, 1e-12 + 5e-5, 2.0])
+    check = compare(expected, actual, Tolerance(rtol=1e-2, atol=1e-4))
+    assert check.ok and check.max_rel_err > 1e6                     # misleading on its own
+    assert check.tolerance_used == pytest.approx(0.5, rel=1e-6)     # element 1: 5e-5 of atol 1e-4
+    assert verify_cell(Verification(max_abs_err=5e-3, tolerance_used=check.tolerance_used)) == "ok (50% of tol)"
+    assert verify_cell(Verification(max_abs_err=0.0)) == "ok (exact)"
+    over = compare(expected, expected + 1.0, Tolerance(rtol=1e-2, atol=1e-4))
+    assert not over.ok and over.tolerance_used > 1
