@@ -495,6 +495,13 @@ def load_finished(run_dir: Path) -> dict[str, PairResult]:
     return finished
 
 
+def slower_undeclared(ex: ExampleResult) -> bool:
+    """A speed-goal variant measured slower than its baseline without a declared negative
+    result (whose gate floor of 1.0x would then fail every later run)."""
+    return (ex.goal == "speed" and not ex.negative_result and ex.speedup is not None
+            and ex.speedup < 1.0)
+
+
 def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Example]]], key: str) -> None:
     """Store every example that verified and was timed; failed and noisy results never are."""
     by_file: dict[tuple[Path, str], dict[str, dict[str, Any]]] = {}
@@ -507,6 +514,13 @@ def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Examp
         for ex in pair_result.examples:
             if ex.measured and ex.noisy:
                 record.expectation_skips.append(f"{ex.id}: not stored, {ex.noisy}")
+            elif ex.measured and slower_undeclared(ex):
+                record.expectation_skips.append(
+                    f"{ex.id}: not stored, the optimized side is slower ({ex.speedup:.2f}x) and "
+                    f"{ex.file} declares no negative_result: a stored speedup below 1x gates "
+                    f"every later run at a 1.0x floor, so it would fail from then on; fix the "
+                    f"optimized side, or declare negative_result = \"why\" (and say it in the "
+                    f"README)")
             elif ex.measured:
                 entries[ex.name] = expectation_entry(ex, record.fingerprint)
     for (chapter_dir, file_key), entries in by_file.items():

@@ -5,6 +5,7 @@ against what was written, the decode loop against the decoder's no-cache forward
 ch20 pair through the harness."""
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -313,3 +314,26 @@ def test_every_ch20_pair_verifies_through_the_harness_on_cpu(stem):
     for example in result.examples:
         assert example.status == "ok", f"{example.id}: {example.reason}"
         assert example.verification.ok
+
+
+def test_training_stage_table_comes_from_a_run(tmp_path):
+    """The README's stage table is generated from results.json: gains are the ratios of the
+    run's cumulative speedups, and a run missing a stage is refused with the fix."""
+    from ch20.stage_table import TRAINING_STAGES, training_stage_table
+
+    stem = "ch20:multiple_unoptimized"
+    speedups = [2.0, 3.0, 4.5, 4.5, 9.0]
+    examples = [{"id": stem + suffix, "speedup": s, "timing": {"stats": {"median": 100.0 / s}}}
+                for (suffix, _), s in zip(TRAINING_STAGES, speedups)]
+    record = {"pairs": [{"pair": stem, "baseline": {"stats": {"median": 100.0}}, "examples": examples}]}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(record))
+    table = training_stage_table(path)
+    assert "| baseline | — | 100.0 | 1× | — |" in table
+    assert "| 3 `_s3_fused_optimizer` | + `AdamW(fused=True)` | 22.2 | 4.50× | 1.50× |" in table
+    assert "| 4 `_s4_no_sync_logging` | + device-side loss logging | 22.2 | 4.50× | 1.00× |" in table
+    assert table.rstrip().endswith("| 11.1 | 9.00× | 2.00× |")
+    record["pairs"][0]["examples"] = examples[:-1]
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="ch20:multiple_unoptimized\\b.*bench run"):
+        training_stage_table(path)

@@ -58,6 +58,25 @@ def test_noisy_results_are_flagged_and_never_stored(tmp_path, n, interval, why):
     assert record.expectation_skips and why in record.expectation_skips[0]
 
 
+@pytest.mark.parametrize("negative", ["", "the baseline's library kernel already saturates HBM"])
+def test_a_slower_optimized_side_is_stored_only_as_a_declared_negative_result(tmp_path, negative):
+    """0.93x stored without negative_result would gate every later run at a 1.0x floor and
+    fail it forever: refused, with the fix named; declared, it is stored (and not gated)."""
+    result = pair_result(side(1.0), side(1.075), (0.92, 0.94), negative=negative)
+    annotate(result, PAIR, {}, {})
+    chapter = tmp_path / "ch90"
+    chapter.mkdir()
+    record = RunRecord(tmp_path, {}, {}, [result])
+    write_expectations(record, [(Pair("ch90", "x", chapter / "baseline_x.py"), [])], "h100")
+    stored = chapter / "expectations_h100.json"
+    if negative:
+        assert stored.exists() and not record.expectation_skips
+    else:
+        assert not stored.exists()
+        assert "declares no negative_result" in record.expectation_skips[0]
+        assert "ch90/optimized_x.py" in record.expectation_skips[0]
+
+
 def test_a_tight_interval_is_not_noisy():
     result = pair_result(side(2.0), side(1.0), (1.98, 2.02))
     annotate(result, PAIR, {}, {})

@@ -121,6 +121,9 @@ def suite(tmp_path_factory):
         patch.setattr(expect, "MIN_SAMPLES", 1)
         patch.setattr(expect, "MAX_INTERVAL_RATIO", float("inf"))
         patch.setattr(core.runner, "run_pair", run_pair_recorded)
+        # the toy pair's CPU speedup may land below 1x: stored anyway here (that refusal has
+        # its own test in test_honest_headlines.py)
+        patch.setattr(core.runner, "slower_undeclared", lambda ex: False)
         record = run_suite(selection, options, listener=events.append)
     return {"record": record, "chapter": chapter, "selection": selection, "events": events,
             "children": children, "options": options,
