@@ -93,6 +93,8 @@ def _root(version: bool = typer.Option(
 
 @bench_app.command("list-targets")
 def list_targets(
+    chapters_wanted: Optional[List[str]] = typer.Argument(None, metavar="[CHAPTERS]...", help=(
+        "Only these chapters, e.g. ch07 17 (as `bench run` names them).")),
     chapter: Optional[str] = typer.Option(None, "--chapter", help="Only this chapter, e.g. ch07 or 7."),
     format: ListFormat = typer.Option(ListFormat.table, "--format", help=(
         "table: chapters, pairs and variants (instant). json or csv: one row per optimized "
@@ -104,9 +106,10 @@ def list_targets(
     from core.discovery import TargetError, discover, select
 
     chapters = discover()
-    if chapter:
+    names = [*(chapters_wanted or []), *([chapter] if chapter else [])]
+    if names:
         try:
-            wanted = {p.chapter for p, _ in select([chapter])}
+            wanted = {p.chapter for p, _ in select([n.split(":")[0] for n in names])}
         except TargetError as exc:
             _usage_error(str(exc))
         chapters = [c for c in chapters if c.name in wanted]

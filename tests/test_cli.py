@@ -63,6 +63,10 @@ def test_list_targets_fake_root(fake_env, make_chapter):
     assert only.exit_code == 0 and "ch95:vec" in only.output and "ch96" not in only.output
     missing = invoke("bench", "list-targets", "--chapter", "ch99")
     assert missing.exit_code == 2 and "ch99" in missing.output
+    positional = invoke("bench", "list-targets", "ch95")  # as `bench run ch95` names it
+    assert positional.exit_code == 0 and "ch95:vec" in positional.output
+    assert "ch96" not in positional.output
+    assert invoke("bench", "list-targets", "95", "ch99").exit_code == 2
 
 
 # ---------------------------------------------------------------- bench run: usage errors
