@@ -307,7 +307,7 @@ class PairSession:
         record.checks += 1
         record.max_abs_err = max(record.max_abs_err, check.max_abs_err)
         record.max_rel_err = max(record.max_rel_err, check.max_rel_err)
-        record.tolerance_used = max(record.tolerance_used, check.tolerance_used)
+        record.tolerance_used = max(record.tolerance_used or 0.0, check.tolerance_used)
         if not check.ok:
             record.ok, record.message = False, check.message
             self.fail(name, f"verification failed{where}: {check.message}")

@@ -145,7 +145,9 @@ class Verification:
     message: str = "match"
     max_abs_err: float = 0.0
     max_rel_err: float = 0.0
-    tolerance_used: float = 0.0  # worst |diff| / (atol + rtol·|baseline|) over the checks; ≤ 1 passes
+    # worst |diff| / (atol + rtol·|baseline|) over the checks, ≤ 1 passes; None in results
+    # written before it was recorded (2026-11-23)
+    tolerance_used: float | None = None
     checks: int = 0  # comparisons made (verification seeds + timed-output checks)
 
     def to_dict(self) -> dict[str, Any]:

@@ -77,6 +77,8 @@ def verify_cell(verification: Verification | None) -> str:
     used = verification.tolerance_used
     if verification.max_abs_err == 0.0:
         return "ok (exact)"
+    if used is None:  # a result from before tolerance_used was recorded
+        return "ok"
     return f"ok ({used:.0%} of tol)" if used >= 0.01 else "ok (<1% of tol)"
 
 

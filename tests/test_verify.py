@@ -147,3 +147,13 @@ def test_tolerance_used_is_the_worst_error_as_a_share_of_the_tolerance():
     assert verify_cell(Verification(max_abs_err=0.0)) == "ok (exact)"
     over = compare(expected, expected + 1.0, Tolerance(rtol=1e-2, atol=1e-4))
     assert not over.ok and over.tolerance_used > 1
+
+
+def test_a_result_without_tolerance_used_does_not_claim_a_share():
+    """Results written before tolerance_used existed must not read as '<1% of tol'."""
+    from core.record import Verification
+    from core.report import verify_cell
+
+    old = Verification.from_dict({"ok": True, "message": "match", "max_abs_err": 4.9e-4,
+                                  "max_rel_err": 1624.3, "checks": 12})
+    assert old.tolerance_used is None and verify_cell(old) == "ok"
