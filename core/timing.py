@@ -17,7 +17,13 @@ the host's launch (a 3.6 µs kernel measured as 26 µs per eager call; design.md
 'Host-bound work'). K is chosen so one replay lasts ~0.5 ms.
 
 Baseline and optimized are measured in alternating rounds, so clock or thermal drift hits
-both alike, until each side's median is known to ±1% (or a cap is reached).
+both alike, until each side's median is known to ±1% (or a cap is reached). The harness's
+checks between rounds (fresh input values drawn by the pair's make_inputs, the timed-output
+check) can cost more than the round they guard: a pair whose inputs are drawn on the host
+measured 0.3 s of checks per 20 ms round on an H200, 58 s of its 77 s. While the checks
+cost more than the timed batches, rounds grow longer (more samples per round): every round
+still gets fresh values and its check, there are just fewer of them, and never so few that
+the time cap would leave fewer than MIN_ROUNDS rounds for the round bootstrap (core.stats).
 
 The timing functions are bound here, when the harness is imported and before any pair
 module is: a pair that replaces `time.perf_counter` or `torch.cuda.Event.elapsed_time`
@@ -33,7 +39,7 @@ from typing import Any, Callable, Protocol
 
 import torch
 
-from core.stats import summarize
+from core.stats import MIN_ROUNDS, summarize
 
 # Bound before any pair module is imported (core.child imports this module first).
 _perf_counter = time.perf_counter
@@ -332,11 +338,14 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
     samples: dict[str, list[float]] = {name: [] for name in timed}
     batches: dict[str, list[Batch]] = {name: [] for name in timed}
     spent_ms = {name: 0.0 for name in timed}  # GPU time of the samples, before dividing by calls
+    checks_s = batches_s = 0.0  # host wall time of the checks between batches, of the batches
     rounds = 0
     while True:
         rounds += 1
+        started = _perf_counter()
         if before_round is not None:
             before_round(rounds)
+        checks_s += _perf_counter() - started
         for name, side in list(timed.items()):
             k = per_round[name]
             if policy.fixed_samples is not None:
@@ -347,17 +356,22 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
             if side.prepare is not None:
                 side.prepare()
             batch = measure(side.call, k, side.before, at, side.capture, side.switch)
+            batches_s += batch.wall_ms / 1e3
             batches[name].append(batch)
             samples[name].extend(t / side.calls for t in batch.samples_ms)
             spent_ms[name] += sum(batch.samples_ms)
+            started = _perf_counter()
             drop = after_batch is not None and after_batch(name, batch)  # before the next batch
+            checks_s += _perf_counter() - started
             if agree is not None:
                 drop = agree.any(drop)
             if drop:
                 timed.pop(name)
                 samples.pop(name)
         if after_round is not None:
+            started = _perf_counter()
             dropped = after_round(rounds)
+            checks_s += _perf_counter() - started
             for name in agree.union(dropped) if agree is not None else dropped:
                 timed.pop(name, None)
                 samples.pop(name, None)
@@ -366,6 +380,20 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
             reason = agree.from_rank0(reason)
         if reason:
             return Measurement(samples, batches, rounds, reason, warm)
+        if checks_s > batches_s and agree is None and policy.fixed_samples is None:
+            per_round = _longer_rounds(per_round, estimate_ms, policy)
+
+
+def _longer_rounds(per_round: dict[str, int], estimate_ms: dict[str, float],
+                   policy: StopPolicy) -> dict[str, int]:
+    """Twice the samples per round for each side, up to 200 and up to what still leaves
+    MIN_ROUNDS rounds before the time cap (the checks between rounds cost more than the
+    rounds themselves; see the module docstring)."""
+    longer = {}
+    for name, k in per_round.items():
+        most = int(policy.max_time_s * 1e3 / (MIN_ROUNDS * max(estimate_ms[name], 1e-4)))
+        longer[name] = max(k, min(2 * k, 200, most))
+    return longer
 
 
 def _with_before(side: Timed) -> Fn:

@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from core.stats import median_ci, speedup_interval, summarize
+from core.stats import MIN_ROUNDS, median_ci, speedup_interval, summarize
 from core.timing import StopPolicy, Timed, interleaved, measure_cpu, warm_up
 
 
@@ -350,3 +350,21 @@ def test_a_graph_capture_that_fails_on_one_rank_fails_on_every_rank():
         _agreed(broken, _FakeRanks(others_failed=False))
     with pytest.raises(GraphCaptureError, match="StreamCaptureUnsupported"):
         _agreed(broken, None)
+
+
+def _rounds_with_checks_costing(check_s: float) -> tuple[int, int]:
+    """Rounds and samples of a 1 ms side whose checks between rounds take `check_s`."""
+    policy = StopPolicy(round_time_s=0.002, max_time_s=0.3, target_rel_ci=0.0)
+    m = interleaved({"a": lambda: time.sleep(0.001)}, policy, device="cpu", warmup=1,
+                    before_round=lambda _: time.sleep(check_s))
+    return m.rounds, len(m.samples_ms["a"])
+
+
+def test_rounds_grow_longer_when_the_checks_between_them_cost_more_than_the_rounds():
+    cheap_rounds, _ = _rounds_with_checks_costing(0.0)
+    costly_rounds, samples = _rounds_with_checks_costing(0.03)
+    assert cheap_rounds > 60  # 2 samples per round: ~150 rounds in 0.3 s
+    # 2 -> 4 -> ... -> 30 samples per round (0.3 s / (MIN_ROUNDS * 1 ms)): far fewer checks,
+    # never fewer rounds than the round bootstrap needs, and the side's time is still spent
+    assert MIN_ROUNDS <= costly_rounds <= 25
+    assert samples >= 150
