@@ -182,6 +182,9 @@ class Sizes:
     slo: SLO
 
 
+SMOKE_REQUESTS = 16  # trace length under `bench run --mode smoke`
+
+
 class ServingBench(Benchmark):
     """The stem's common contract: the model in setup(), a seeded request batch per call
     (served offline by run(), timed as speed), and a Poisson trace + SLO for the replay."""
@@ -201,7 +204,13 @@ class ServingBench(Benchmark):
 
     @property
     def sizes(self) -> Sizes:
-        return self.gpu if self.ctx.is_cuda else self.cpu
+        sizes = self.gpu if self.ctx.is_cuda else self.cpu
+        if self.ctx.smoke and sizes.requests > SMOKE_REQUESTS:
+            # `--mode smoke` replays one trace per side to check that the engines serve it
+            # and agree token for token; a short one does that (64 requests at 4/s replay for
+            # ~16 s per side), and nothing a smoke run measures is gated or stored
+            sizes = replace(sizes, requests=SMOKE_REQUESTS)
+        return sizes
 
     @property
     def slo(self) -> SLO:

@@ -114,3 +114,21 @@ def test_prompt_lookup_accepts_drafts_and_keeps_greedy_tokens():
     got = [row + [-1] * (spec.output_len()[1] - len(row)) for row in table.values()]
     assert got == expected
     assert engine.accepted > 0 and engine.passes < sum(r.max_new - 1 for r in spec.requests(inputs))
+
+
+def test_smoke_mode_replays_a_short_trace_on_the_gpu_sizes_only():
+    """`bench run --mode smoke` shortens the goodput trace (not the offline batch, not the
+    model); a full run keeps the measured trace, and the CPU's tiny trace stays as it is."""
+    from ch15._continuous_batching_common import SMOKE_REQUESTS
+
+    for stem in (Continuous, ChunkedPrefill):
+        full, smoke, cpu = stem(), stem(), stem()
+        full.ctx = BenchContext(device="cuda")
+        smoke.ctx = BenchContext(device="cuda", mode="smoke")
+        cpu.ctx = BenchContext(device="cpu", mode="smoke")
+        assert full.sizes == stem.gpu and full.sizes.requests > SMOKE_REQUESTS
+        assert smoke.sizes.requests == SMOKE_REQUESTS
+        assert (smoke.sizes.batch, smoke.sizes.cfg, smoke.sizes.rate_rps) == \
+            (stem.gpu.batch, stem.gpu.cfg, stem.gpu.rate_rps)
+        assert cpu.sizes == stem.cpu
+        assert len(smoke.trace(7).requests) == SMOKE_REQUESTS
