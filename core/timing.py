@@ -23,7 +23,8 @@ check) can cost more than the round they guard: a pair whose inputs are drawn on
 measured 0.3 s of checks per 20 ms round on an H200, 58 s of its 77 s. While the checks
 cost more than the timed batches, rounds grow longer (more samples per round): every round
 still gets fresh values and its check, there are just fewer of them, and never so few that
-the time cap would leave fewer than MIN_ROUNDS rounds for the round bootstrap (core.stats).
+the time cap would leave fewer than MIN_ROUNDS rounds for the round bootstrap (core.stats);
+a median known to ±1% stops lengthened rounds only once there are MIN_ROUNDS of them.
 
 The timing functions are bound here, when the harness is imported and before any pair
 module is: a pair that replaces `time.perf_counter` or `torch.cuda.Event.elapsed_time`
@@ -339,6 +340,7 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
     batches: dict[str, list[Batch]] = {name: [] for name in timed}
     spent_ms = {name: 0.0 for name in timed}  # GPU time of the samples, before dividing by calls
     checks_s = batches_s = 0.0  # host wall time of the checks between batches, of the batches
+    grown = False  # whether _longer_rounds lengthened the rounds
     rounds = 0
     while True:
         rounds += 1
@@ -375,13 +377,19 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
             for name in agree.union(dropped) if agree is not None else dropped:
                 timed.pop(name, None)
                 samples.pop(name, None)
-        reason = _stop_reason(samples, policy, spent_ms) if samples else "every side was dropped"
+        # rounds made longer are the bootstrap's units (core.stats): a known median stops the
+        # timing only once there are enough of them, a cap stops it as ever
+        reason = (_stop_reason(samples, policy, spent_ms, enough_rounds=not grown or
+                               rounds >= MIN_ROUNDS)
+                  if samples else "every side was dropped")
         if agree is not None:
             reason = agree.from_rank0(reason)
         if reason:
             return Measurement(samples, batches, rounds, reason, warm)
         if checks_s > batches_s and agree is None and policy.fixed_samples is None:
-            per_round = _longer_rounds(per_round, estimate_ms, policy)
+            longer = _longer_rounds(per_round, estimate_ms, policy)
+            grown = grown or longer != per_round
+            per_round = longer
 
 
 def _longer_rounds(per_round: dict[str, int], estimate_ms: dict[str, float],
@@ -407,7 +415,7 @@ def _with_before(side: Timed) -> Fn:
 
 
 def _stop_reason(samples: dict[str, list[float]], policy: StopPolicy,
-                 spent_ms: dict[str, float] | None = None) -> str | None:
+                 spent_ms: dict[str, float] | None = None, enough_rounds: bool = True) -> str | None:
     counts = [len(s) for s in samples.values()]
     if policy.fixed_samples is not None:
         return "fixed sample count" if min(counts) >= policy.fixed_samples else None
@@ -419,7 +427,7 @@ def _stop_reason(samples: dict[str, list[float]], policy: StopPolicy,
         return f"time cap ({policy.hard_time_s:g} s)"
     if max(times_s) >= policy.max_time_s and min(counts) >= policy.min_samples:
         return f"time cap ({policy.max_time_s:g} s)"
-    if min(counts) < policy.min_samples or min(times_s) < policy.min_time_s:
+    if min(counts) < policy.min_samples or min(times_s) < policy.min_time_s or not enough_rounds:
         return None
     worst = max(summarize(s).rel_ci_halfwidth for s in samples.values())
     if worst <= policy.target_rel_ci:

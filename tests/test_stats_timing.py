@@ -368,3 +368,13 @@ def test_rounds_grow_longer_when_the_checks_between_them_cost_more_than_the_roun
     # never fewer rounds than the round bootstrap needs, and the side's time is still spent
     assert MIN_ROUNDS <= costly_rounds <= 25
     assert samples >= 150
+
+
+def test_a_known_median_stops_longer_rounds_only_once_there_are_enough_of_them():
+    """Lengthened rounds are the interval's resampling units: the ±CI stop waits for
+    MIN_ROUNDS of them (a steady 1 ms side would otherwise stop after ~5 growing rounds)."""
+    policy = StopPolicy(round_time_s=0.002, min_time_s=0.02, max_time_s=5.0, target_rel_ci=0.5)
+    m = interleaved({"a": lambda: time.sleep(0.001)}, policy, device="cpu", warmup=1,
+                    before_round=lambda _: time.sleep(0.03))
+    assert m.stop_reason.startswith("median known")
+    assert m.rounds == MIN_ROUNDS
