@@ -359,6 +359,7 @@ class RunRecord:
     expectation_updates: list[str] = field(default_factory=list)
     expectation_skips: list[str] = field(default_factory=list)  # noisy results not stored
     options: dict[str, Any] = field(default_factory=dict)  # targets and options of the run
+    wall_s: float = 0.0  # the whole run: probe and ceilings, builds, every pair
 
     @property
     def rows(self) -> list[ExampleResult]:
@@ -376,7 +377,7 @@ class RunRecord:
                 "ceilings": self.ceilings, "builds": self.builds, "interrupted": self.interrupted,
                 "expectation_updates": self.expectation_updates,
                 "expectation_skips": self.expectation_skips, "options": self.options,
-                "pairs": [p.to_dict() for p in self.pairs]}
+                "wall_s": self.wall_s, "pairs": [p.to_dict() for p in self.pairs]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunRecord:
@@ -386,4 +387,4 @@ class RunRecord:
                    interrupted=bool(data.get("interrupted", False)), builds=data.get("builds", {}),
                    expectation_updates=data.get("expectation_updates", []),
                    expectation_skips=data.get("expectation_skips", []),
-                   options=data.get("options", {}))
+                   options=data.get("options", {}), wall_s=data.get("wall_s", 0.0))

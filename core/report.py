@@ -14,6 +14,9 @@ from core.record import ExampleResult, PairResult, RunRecord, Verification
 
 IMPLAUSIBLE_SPEEDUP = 20.0  # above this, outside `teaching` pairs, suspect the baseline
 ABOVE_COPY_PCT = 105.0  # bytes per second above this share of the HBM copy ceiling: not HBM
+# FLOP/s above this share of the matmul ceiling: the ceiling is 8192³ cuBLAS sustained for 1 s
+# (core.hardware.SUSTAIN_S), at the power cap; ch02's TF32 GEMM measured 117% of it on an H200
+ABOVE_MATMUL_PCT = 105.0
 HEADERS = ["pair", "baseline ms", "optimized ms", "speedup", "optimized rate", "% ceiling",
            "verify", "expectation"]
 
@@ -200,6 +203,13 @@ def notes(rows: list[ExampleResult]) -> list[str]:
                              f"{rates.pct_of_copy:.0f}% of the measured HBM copy ceiling: its data "
                              f"stays in L2 between calls (a working set below the L2 size), or "
                              f"the workload counts bytes it does not move")
+            if rates is not None and (rates.pct_of_matmul or 0) > ABOVE_MATMUL_PCT:
+                roof = (rates.ceiling or "matmul").replace("matmul_", "").replace("_tflops", "")
+                lines.append(f"ABOVE CEILING {ex.id}: the {side} side runs {rates.tflops:.0f} "
+                             f"TFLOP/s, {rates.pct_of_matmul:.0f}% of the {roof} matmul ceiling "
+                             f"measured this run (8192³ cuBLAS sustained for a second, at the "
+                             f"power cap): its GEMMs run in shorter bursts at higher clocks, or "
+                             f"the workload counts FLOPs it does not do")
         if ex.speedup is not None and ex.speedup > IMPLAUSIBLE_SPEEDUP and not ex.teaching:
             lines.append(f"WARNING {ex.id}: speedup {ex.speedup:.1f}x exceeds "
                          f"{IMPLAUSIBLE_SPEEDUP:g}x; check the baseline is what a competent "
@@ -236,8 +246,33 @@ def render(record: RunRecord, fmt: str = "table") -> str:
     if record.options.get("mode") == "smoke":
         parts += ["", "smoke run: times come from few samples (and maybe smaller shapes), so "
                       "they are neither gated nor stored; failures and verification count as usual"]
+    spent = time_line(record)
+    if spent:
+        parts += ["", spent]
     parts += ["", f"results: {record.run_dir}/results.json"]
     return "\n".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{seconds:.1f} s"
+
+
+def time_line(record: RunRecord, slowest: int = 3) -> str:
+    """Where the run's time went: the whole, the pairs, and the slowest pairs with the
+    harness's share of each (verification, checks between timing rounds, the timing)."""
+    ran = [p for p in record.pairs if p.status != "skipped"]
+    if not record.wall_s or not ran:
+        return ""
+    pairs_s = sum(p.duration_s for p in record.pairs)
+    def parts(p: PairResult) -> str:
+        i = p.integrity
+        return (f"{p.pair} {p.duration_s:.0f} s (verify {i.verify_s:.0f}, checks {i.checks_s:.0f}, "
+                f"timing {i.timing_s:.0f})")
+    top = sorted(ran, key=lambda p: -p.duration_s)[:slowest]
+    return (f"time: {_duration(record.wall_s)} for {len(ran)} pairs run "
+            f"({_duration(pairs_s)} in pairs, the rest probing, ceilings and builds); "
+            f"slowest: " + ", ".join(parts(p) for p in top))
 
 
 def _profile_lines(pairs: list[PairResult]) -> list[str]:

@@ -366,6 +366,7 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     for chapter_dir in sorted({pair.baseline.parent for pair, _ in selection}):
         for path in sorted(chapter_dir.glob("expectations_*.json")):
             expect.load(path)  # a malformed file stops the run before any work or output
+    started = time.perf_counter()
     chosen = run_choices(selection, options)
     if options.resume:
         check_resume(options.resume, chosen)
@@ -412,6 +413,7 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                     listener(PairFinished(index, total, finished[pair.id], kept=True))
                     continue
                 listener(PairStarted(index, total, pair.id))
+                began = time.perf_counter()
                 if pair.id in checked.skipped:  # its requirements are not met here: no child
                     pair_result = checked.skipped[pair.id]
                 else:
@@ -432,6 +434,8 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                 elif options.profile != "none" and pair_result.status == "ok":
                     listener(Note(f"      profiling ({options.profile}) ..."))
                     pair_result.profile = profile_pair(pair, examples, pair_result, options, run_dir)
+                # what the pair cost this run: its child, plus cold starts and profiling
+                pair_result.duration_s = round(time.perf_counter() - began, 3)
                 record.pairs.append(pair_result)
                 with open(stream, "a") as handle:
                     handle.write(json.dumps(pair_result.to_dict()) + "\n")
@@ -442,6 +446,7 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
         listener(Note("interrupted: keeping the pairs measured so far"))
     if options.update_expectations and not record.interrupted:
         write_expectations(record, selection, key)
+    record.wall_s = round(time.perf_counter() - started, 1)
     atomic.write_text(run_dir / "results.json", json.dumps(record.to_dict(), indent=2))
     results_csv.write(record, run_dir / "results.csv")
     write_reports(record, run_dir)

@@ -307,3 +307,19 @@ def test_a_rate_above_the_copy_ceiling_is_called_out():
     assert len(above) == 1 and "optimized side moves 3587 GB/s, 120%" in above[0]
     opt.rates = Rates(bound="memory", gbps=2900.0, pct_of_ceiling=97.0, pct_of_copy=97.0)
     assert not [line for line in notes([ex]) if line.startswith("ABOVE CEILING")]
+
+
+def test_a_rate_above_the_matmul_ceiling_is_called_out():
+    # ch02 cublas on an H200: TF32 GEMM at 415 TFLOP/s against a sustained 356 TFLOP/s probe
+    from core.record import Rates
+
+    base, opt = side(22.4), side(2.65)
+    opt.rates = Rates(bound="compute", tflops=415.4, ceiling="matmul_tf32_tflops",
+                      pct_of_ceiling=116.9, pct_of_matmul=116.9)
+    ex = pair_result(base, opt, (8.4, 8.5)).examples[0]
+    ex.baseline = base
+    above = [line for line in notes([ex]) if line.startswith("ABOVE CEILING ch90:x")]
+    assert len(above) == 1 and "415 TFLOP/s, 117% of the tf32 matmul ceiling" in above[0]
+    opt.rates = Rates(bound="compute", tflops=370.0, ceiling="matmul_tf32_tflops",
+                      pct_of_ceiling=104.0, pct_of_matmul=104.0)
+    assert not [line for line in notes([ex]) if line.startswith("ABOVE CEILING")]

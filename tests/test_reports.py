@@ -405,3 +405,23 @@ def test_an_optimized_side_that_pays_up_front_says_what_it_paid():
     lines = notes([compiled, same])
     assert "SETUP ch07:compiled: setup() took 0.4 s → 31.5 s" in "\n".join(lines)
     assert not any("ch07:same" in line for line in lines)
+
+
+def test_the_table_ends_with_where_the_time_went(tmp_path):
+    from core.record import IntegrityReport
+
+    record = make_record([make_example("a", 2.0, 1.0)], tmp_path)
+    record.pairs = [PairResult(pair="ch90:fast", duration_s=3.0),
+                    PairResult(pair="ch90:slow", duration_s=178.0,
+                               integrity=IntegrityReport(verify_s=10.4, checks_s=13.0, timing_s=41.2)),
+                    PairResult(pair="ch90:gone", status="skipped", duration_s=0.0),
+                    PairResult(pair="ch90:mid", duration_s=50.0)]
+    record.wall_s = 250.0
+    line = next(l for l in render(record).splitlines() if l.startswith("time: "))
+    assert line.startswith("time: 4 min 10 s for 3 pairs run (3 min 51 s in pairs")
+    assert line.index("ch90:slow 178 s (verify 10, checks 13, timing 41)") < line.index("ch90:mid") \
+        < line.index("ch90:fast")
+    assert "ch90:gone" not in line
+    record.wall_s = 0.0  # a results.json written before runs kept their wall time
+    assert "time: " not in render(record)
+    assert RunRecord.from_dict(json.loads(json.dumps({**record.to_dict(), "wall_s": 9.5}))).wall_s == 9.5

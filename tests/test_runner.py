@@ -471,6 +471,10 @@ def test_smoke_mode_verifies_but_neither_gates_nor_stores(make_chapter, fake_roo
     assert record.exit_code() == 1
     assert json.loads((record.run_dir / "run.json").read_text())["mode"] == "smoke"
     assert "smoke run" in render(record)
+    # the run's wall time and each pair's are kept, and the table ends with where it went
+    assert json.loads((record.run_dir / "results.json").read_text())["wall_s"] == record.wall_s > 0
+    assert sum(p.duration_s for p in record.pairs) <= record.wall_s
+    assert "time: " in render(record) and "slowest: ch93:" in render(record)
     full = run_suite(select(["ch93:vec"], root=fake_root),
                      RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs"))
     assert full.rows[0].expectation.status == "regression"  # the same pair, gated in full mode
