@@ -169,6 +169,7 @@ class TopologyBench(Benchmark):
     simulated = ("expert placement over a modelled 2-node cluster: the all-to-all's time is "
                  "priced at link GB/s (python -m ch17._moe_router_topology_common prints it); "
                  "the time column is the routing and planning kernels")
+    links: Links | None = None  # link_figures(), priced once per side
 
     @property
     def cluster(self) -> Cluster:
@@ -195,6 +196,16 @@ class TopologyBench(Benchmark):
         ids = logits.topk(self.cluster.top_k, dim=-1).indices
         self.sent = dispatch_bytes(ids, self.gpu_of_expert, self.cluster)  # the plan (priced in report)
         return ids, torch.bincount(ids.flatten(), minlength=self.cluster.experts)
+
+    def simulated_cost(self, logits: torch.Tensor) -> float:
+        """Goal simulated_cost: the modelled seconds of dispatch + combine for these tokens
+        under this side's placement. Both sides plan the same routing, so the planning's
+        own time (the time column) is about equal; this is what the placement buys."""
+        if self.links is None:
+            self.links = link_figures()
+        ids = logits.topk(self.cluster.top_k, dim=-1).indices
+        return all_to_all_seconds(dispatch_bytes(ids, self.gpu_of_expert, self.cluster),
+                                  self.cluster, self.links)
 
     def workload(self) -> Workload:
         return Workload(units=self.cluster.tokens, unit_name="simulated tokens dispatched")

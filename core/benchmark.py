@@ -15,7 +15,9 @@ and optionally `reference(inputs)` (a trusted answer, checked against the baseli
 `timing_mode` ("hot"; "cold": L2 flushed before each sample; "graph": CUDA-graph replay, for
 kernels shorter than the host's launch), `goal` ("speed"; "memory": the gate judges the
 side's peak device memory, core.memory; "compile_time": the gate judges each side's cold
-start in fresh processes with empty compiler caches, core.compile_time), `teaching`, `negative_result`, `stateful`, `inplace`,
+start in fresh processes with empty compiler caches, core.compile_time; "goodput"; and
+"simulated_cost": the gate judges the simulated seconds of the work a `simulated` pair models),
+`teaching`, `negative_result`, `stateful`, `inplace`,
 `seed_sensitive`, `rank0_output`, `cpu_bound` and `teardown()`. The harness sets `self.ctx` before it calls setup().
 
 Because the harness builds the inputs, it can refill them with fresh values between timed
@@ -35,8 +37,8 @@ if TYPE_CHECKING:  # torch is imported where it is used: the parent process stay
     import torch
 
 TimingMode = Literal["hot", "cold", "graph"]
-Goal = Literal["speed", "memory", "compile_time", "goodput"]
-GOALS = ("speed", "memory", "compile_time", "goodput")
+Goal = Literal["speed", "memory", "compile_time", "goodput", "simulated_cost"]
+GOALS = ("speed", "memory", "compile_time", "goodput", "simulated_cost")
 LINKS = ("h2d", "d2h", "p2p_oneway", "p2p_bidir")  # Workload.link
 Inputs = Any
 """A tensor, or a tuple/list/dict (nested) of tensors and plain constants."""
@@ -153,7 +155,10 @@ class Benchmark:
     # memory saved is gated, core.memory) or "compile_time" (the cold start, setup() to first
     # answer in fresh processes with empty compiler caches, is gated, core.compile_time) or
     # "goodput" (requests/s meeting `slo` when `engine()` serves `trace(seed)` in real time
-    # is gated, core.goodput); the time is reported beside the other three.
+    # is gated, core.goodput) or "simulated_cost" (a `simulated` pair whose gain is the modelled
+    # time of the work it plans, not the planning: simulated_cost(inputs) -> seconds, lower is
+    # better, and the ratio baseline / optimized over a few input seeds is gated); the time is
+    # reported beside the others.
     goal: Goal = "speed"
     # Multi-GPU pairs: the answer is on rank 0 alone (a single-process baseline such as
     # nn.DataParallel drives every GPU from rank 0, and its run() returns None on the others).
@@ -285,6 +290,12 @@ def validate(bench: object, origin: str) -> None:
                             f"-> core.goodput.Trace, engine() -> a fresh core.goodput.Engine, and "
                             f"slo = core.goodput.SLO(ttft_s, tpot_s) (define them in the stem's "
                             f"common class, so the baseline has them too)")
+    if goal == "simulated_cost" and not (option(bench, "simulated", "")
+                                         and callable(getattr(bench, "simulated_cost", None))):
+        raise TypeError(f"{origin}: goal 'simulated_cost' needs `simulated` (what the pair "
+                        f"simulates, from which costs) and simulated_cost(inputs) -> seconds of "
+                        f"the modelled work on those inputs (define it in the stem's common "
+                        f"class, so the baseline has it too)")
     if mode == "graph" and (option(bench, "inplace", False) or option(bench, "stateful", False)):
         raise TypeError(f"{origin}: timing_mode = 'graph' replays run() several times per sample "
                         f"on the same inputs, which an `inplace` or `stateful` run() cannot "

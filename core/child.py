@@ -54,6 +54,7 @@ from core.verify import compare, flatten, outputs_equal, snapshot, snapshot_into
 GUARD: Guard | None = None  # built in main(), before any pair module is imported
 DISTRIBUTED_WARMUP = 5  # warm-up calls per side when ranks must call run() equally often
 DISTRIBUTED_ROUND_S = 0.1  # GPU time per side per round for multi-GPU pairs (0.025 s otherwise)
+SIMULATED_COST_SEEDS = 3  # goal simulated_cost: input seeds each side prices its modelled work on
 
 
 @dataclass
@@ -512,6 +513,33 @@ class PairSession:
             if name in self.sides:
                 self.examples[name].timing.goodput = found[name]
 
+    def measure_simulated_cost(self) -> None:
+        """Goal simulated_cost: each side prices the work it plans, in its own model, on the
+        inputs of SIMULATED_COST_SEEDS fresh seeds (the same inputs for every side)."""
+        from core.inputs import clone
+
+        names = ["baseline", *[n for n in self.sides if self.examples[n].goal == "simulated_cost"]]
+        costs: dict[str, list[float]] = {name: [] for name in names}
+        for _ in range(SIMULATED_COST_SEEDS):
+            seed = _new_seed(self.rng)
+            self.integrity.verify_seeds.append(seed)
+            inputs = self.baseline.make_inputs(seed)
+            for name in [n for n in names if n == "baseline" or n in self.sides]:
+                try:
+                    cost = float(self.bench(name).simulated_cost(clone(inputs)))
+                    if not cost > 0:
+                        raise ValueError(f"simulated_cost returned {cost!r}, not a positive "
+                                         f"number of seconds")
+                except Exception as exc:  # noqa: BLE001
+                    self.side_raised(name, exc, "simulated_cost()")
+                    continue
+                costs[name].append(cost)
+        self.check_guard("while pricing the simulated work")
+        self.result.baseline.simulated_costs = costs["baseline"]
+        for name in names[1:]:
+            if name in self.sides:
+                self.examples[name].timing.simulated_costs = costs[name]
+
     def graph_call(self, name: str, call: timing.Fn) -> tuple[timing.Fn, int]:
         """`call` captured in a CUDA graph (timing_mode = "graph"); a pair whose run()
         cannot be captured fails with the reason (the baseline: the whole pair)."""
@@ -637,6 +665,8 @@ class PairSession:
                 self.measure_busy()
             if any(self.examples[n].goal == "goodput" for n in self.sides):
                 self.measure_goodput()
+            if any(self.examples[n].goal == "simulated_cost" for n in self.sides):
+                self.measure_simulated_cost()
             stateful = [n for n in ["baseline", *self.sides] if option(self.bench(n), "stateful", False)]
             if stateful and self.sides:
                 seed = _new_seed(self.rng)

@@ -71,7 +71,8 @@ def load(path: Path) -> dict[str, dict[str, Any]]:
         if not isinstance(speedup, (int, float)) or isinstance(speedup, bool) or speedup <= 0:
             raise ExpectationsError(f"{path}: entry '{name}' needs a positive number 'speedup'; {fix}")
         for goal, field in (("memory", "memory_ratio"), ("compile_time", "compile_ratio"),
-                            ("goodput", "goodput_ratio")):
+                            ("goodput", "goodput_ratio"),
+                            ("simulated_cost", "simulated_cost_ratio")):
             ratio = entry.get(field)
             if entry.get("goal") == goal and (not isinstance(ratio, (int, float)) or ratio <= 0):
                 raise ExpectationsError(f"{path}: entry '{name}' has goal '{goal}' and needs a "
@@ -99,7 +100,7 @@ def gate(entry: dict[str, Any] | None, speedup: float, interval: tuple[float, fl
         floor = max(floor, 1.0)
     lo, hi = interval
     what = {"memory_ratio": "memory saved ", "compile_ratio": "cold start ",
-            "goodput_ratio": "goodput "}.get(measure, "")
+            "goodput_ratio": "goodput ", "simulated_cost_ratio": "simulated cost "}.get(measure, "")
     if hi < floor:
         return GateResult("regression", f"{what}{speedup:.2f}x (interval {lo:.2f}-{hi:.2f}) is "
                           f"below the floor {floor:.2f}x of stored {stored:.2f}x", stored, floor)

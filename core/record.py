@@ -12,6 +12,7 @@ form (results.json, results.jsonl): plain keys, stable across versions where pos
 """
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,9 @@ class SideResult:
     cold_starts: list[ColdStart] = field(default_factory=list)  # goal compile_time (fresh processes)
     setup_s: float | None = None  # its first setup() in the pair's own run (caches as found)
     goodput: list[GoodputStats] = field(default_factory=list)  # goal goodput: one per replay
+    # goal simulated_cost: the modelled seconds of the work, one per input seed (same seeds
+    # for every side, in the same order)
+    simulated_costs: list[float] = field(default_factory=list)
 
     @property
     def median_ms(self) -> float:
@@ -122,6 +126,8 @@ class SideResult:
             out["setup_s"] = self.setup_s
         if self.goodput:
             out["goodput"] = [s.to_dict() for s in self.goodput]
+        if self.simulated_costs:
+            out["simulated_costs"] = self.simulated_costs
         if self.rates is not None:
             out["rates"] = self.rates.to_dict()
         return out
@@ -134,7 +140,8 @@ class SideResult:
                    data.get("graph_calls", 0), data.get("rank_medians_ms", []),
                    Footprint.from_dict(data["memory"]) if data.get("memory") else None,
                    data.get("gpu_busy_pct"), [ColdStart(**s) for s in data.get("cold_starts", [])],
-                   data.get("setup_s"), [GoodputStats(**s) for s in data.get("goodput", [])])
+                   data.get("setup_s"), [GoodputStats(**s) for s in data.get("goodput", [])],
+                   data.get("simulated_costs", []))
 
 
 @dataclass
@@ -171,7 +178,8 @@ class ExampleResult:
     stem: str = ""
     teaching: bool = False
     negative_result: str = ""  # the optimized side is slower here by design: why (not gated)
-    goal: str = "speed"  # "memory" / "compile_time": the gate judges memory_ratio / compile_ratio
+    goal: str = "speed"  # otherwise the gate judges memory_ratio, compile_ratio, goodput_ratio
+    # or simulated_cost_ratio
     noisy: str = ""  # why the result is too noisy to trust (then it is never stored)
     cpu_bound: str = ""  # the host CPU work that sets the pair's time (Benchmark.cpu_bound)
     simulated: str = ""  # what the pair simulates instead of doing (Benchmark.simulated)
@@ -213,6 +221,20 @@ class ExampleResult:
         if not self.baseline.goodput or not self.timing.goodput:
             return None
         return goodput_ratio(self.baseline.goodput, self.timing.goodput)
+
+    @property
+    def simulated_cost_ratios(self) -> list[float]:
+        """Per input seed, the baseline's simulated seconds over the optimized side's."""
+        if self.baseline is None or self.timing is None:
+            return []
+        return [b / o for b, o in zip(self.baseline.simulated_costs, self.timing.simulated_costs)
+                if o > 0]
+
+    @property
+    def simulated_cost_ratio(self) -> float | None:
+        """The median of the per-seed ratios (2.0: the modelled work takes half the time)."""
+        ratios = self.simulated_cost_ratios
+        return statistics.median(ratios) if ratios else None
 
     @property
     def host_bound(self) -> list[str]:

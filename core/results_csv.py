@@ -97,7 +97,7 @@ COLUMNS = [f.name for f in fields(CsvRow)]
 def goal_ratio(ex: ExampleResult) -> float | None:
     """The quantity a goal other than speed is judged on (None for speed)."""
     return {"memory": ex.memory_ratio, "compile_time": ex.compile_ratio,
-            "goodput": ex.goodput_ratio}.get(ex.goal)
+            "goodput": ex.goodput_ratio, "simulated_cost": ex.simulated_cost_ratio}.get(ex.goal)
 
 
 def headline_rate(rates: Rates | None) -> tuple[float | None, str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import json
+import statistics
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -260,6 +261,8 @@ def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
             ex.expectation = compile_gate(ex, stored.get(ex.name))
         elif ex.goal == "goodput":
             ex.expectation = goodput_gate(ex, stored.get(ex.name))
+        elif ex.goal == "simulated_cost":
+            ex.expectation = simulated_cost_gate(ex, stored.get(ex.name))
         else:
             tolerance = (expect.CPU_BOUND_TOLERANCE if ex.cpu_bound
                          else expect.DEFAULT_TOLERANCE)
@@ -328,6 +331,21 @@ def goodput_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.Gate
                        negative_result=ex.negative_result, measure="goodput_ratio")
 
 
+def simulated_cost_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.GateResult:
+    """A goal "simulated_cost" variant is gated on how much less time the work it plans
+    takes in the pair's model. The model is deterministic for given inputs, so the interval
+    is the spread of the per-seed ratios, and the default tolerance applies."""
+    ratio, ratios = ex.simulated_cost_ratio, ex.simulated_cost_ratios
+    if ratio is None:
+        return expect.GateResult("new", "goal simulated_cost: no simulated costs; not gated")
+    interval = (min(ratios), max(ratios))
+    if interval[1] / interval[0] > expect.MAX_INTERVAL_RATIO:
+        ex.noisy = (f"simulated cost ratio {interval[0]:.2f}-{interval[1]:.2f} over "
+                    f"{len(ratios)} input seeds is wider than ±5%")
+    return expect.gate(entry, ratio, interval, negative_result=ex.negative_result,
+                       measure="simulated_cost_ratio")
+
+
 def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[str, Any]:
     keep = ("device", "compute_capability", "driver", "cuda_runtime", "torch", "nvcc", "git_commit",
             "sm_count", "memory_gib", "cpu", "cpu_cores")
@@ -340,6 +358,11 @@ def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[st
         goal_entry = {"goal": "compile_time", "compile_ratio": round(ex.compile_ratio, 4),
                   "baseline_cold_start_s": round(compile_time.median_s(ex.baseline.cold_starts), 3),
                   "optimized_cold_start_s": round(compile_time.median_s(ex.timing.cold_starts), 3)}
+    if ex.goal == "simulated_cost" and ex.simulated_cost_ratio is not None:
+        goal_entry = {"goal": "simulated_cost",
+                      "simulated_cost_ratio": round(ex.simulated_cost_ratio, 4),
+                      "baseline_simulated_s": round(statistics.median(ex.baseline.simulated_costs), 9),
+                      "optimized_simulated_s": round(statistics.median(ex.timing.simulated_costs), 9)}
     if ex.goal == "goodput" and ex.goodput_ratio not in (None, float("inf")):
         goal_entry = {"goal": "goodput", "goodput_ratio": round(ex.goodput_ratio, 4),
                       "baseline_goodput_rps": round(goodput.median_goodput(ex.baseline.goodput), 3),
