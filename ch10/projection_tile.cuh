@@ -1,6 +1,7 @@
-// projection_tile.cuh — the tile math shared by double_buffered_pipeline.cu, persistent.cu and
-// cluster_dsmem.cu: Y_tile = X_tile · W, fp32, for a tile of X rows and all of W staged in
-// shared memory. The kernels around it differ only in how the tiles get there.
+// projection_tile.cuh — the tile math shared by double_buffered_pipeline.cu, persistent.cu,
+// cluster_dsmem.cu and cluster_multicast.cu: Y_tile = X_tile · W, fp32, for a tile of X rows
+// and all of W staged in shared memory. The kernels around it differ only in how the tiles get
+// there.
 //
 // Layout in shared memory: X tile row-major with a row stride of K + 4 floats (the padding
 // moves consecutive rows 4 banks apart, so two rows read by one warp never share a bank;

@@ -1,6 +1,6 @@
 // tma.cuh — Hopper (sm_90+) PTX helpers for mbarriers and the bulk-copy engine (TMA,
 // cp.async.bulk), shared by the chapter kernels that stream tiles through shared memory
-// (ch07/tma_copy.cu, ch10/warp_specialization.cu).
+// (ch07/tma_copy.cu, ch10/warp_specialization.cu, ch10/cluster_multicast.cu).
 //
 // The pattern: one thread initializes an mbarrier per stage (mbarrier_init) and makes the
 // inits visible to the copy engine (fence_mbarrier_init); bulk_load announces the bytes it
