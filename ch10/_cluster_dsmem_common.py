@@ -28,7 +28,11 @@ class SharedWeightsBench(CudaPair):
     requires = Requirements(nvcc=True, min_compute_capability=(9, 0))  # thread-block clusters
     # Same W in shared memory, same tile function: bit-identical outputs.
     tolerance = Tolerance(rtol=0.0, atol=0.0)
-    # fp32 against float64 torch (the old setup() check's bounds), not bit for bit.
+    # fp32 against float64 torch, not bit for bit. Each output is a chain of K = 32 fmaf: the
+    # rounding error is at most about K · 2^-24 · Σ|x_k w_k|; with x ~ N(0, 1), w ~ N(0, 1/K),
+    # Σ|x_k w_k| averages 32 · 0.8 · 0.8/√32 ≈ 3.6, so ≈ 7e-6, a few times that in the tails.
+    # 1e-4 leaves 5-10x of room, while one lost or stale term (|x_k w_k| ≈ 0.1 on average)
+    # fails by three orders. (cluster_multicast shares this class.)
     reference_tolerance = Tolerance(rtol=1e-4, atol=1e-4)
 
     def setup(self, ctx: BenchContext) -> None:

@@ -16,52 +16,19 @@ from __future__ import annotations
 
 import torch
 
-from core.benchmark import BenchContext, Requirements, Tolerance, Workload
-from core.cuda_pair import CudaPair
+from ch10._cluster_dsmem_common import ROWS, SharedWeightsBench
 
-ROWS, K, N = 1 << 17, 32, 512
+__all__ = ["ROWS", "BulkWeightsBench", "MulticastWeights"]
 
 
-class BulkWeightsBench(CudaPair):
+class BulkWeightsBench(SharedWeightsBench):
+    """cluster_dsmem's workload, inputs, reference and tolerances; the kernels of
+    cluster_multicast.cu (cp.async.bulk and clusters need sm_90; the multicast form is built
+    for sm_90a, which core.cuda targets on Hopper). The workload counts X and Y once and W
+    once: the L2 → SM copies of W (1 GiB in the baseline, 1/2 or 1/4 of it with multicast)
+    are what the technique cuts, not work, so they are not counted."""
+
     source = "cluster_multicast.cu"
-    # cp.async.bulk and thread-block clusters need sm_90; the multicast form is built for
-    # sm_90a, which core.cuda targets on Hopper.
-    requires = Requirements(nvcc=True, min_compute_capability=(9, 0))
-    # Same W in every CTA's shared memory, same tile function (projection_tile.cuh, one fmaf
-    # chain per output in the same order): the sides must agree bit for bit.
-    tolerance = Tolerance(rtol=0.0, atol=0.0)
-    # fp32 against float64 torch. Each output is a chain of K = 32 fmaf: the rounding error is
-    # at most about K · 2^-24 · Σ|x_k w_k|; with x ~ N(0, 1), w ~ N(0, 1/K), Σ|x_k w_k| averages
-    # 32 · 0.8 · 0.8/√32 ≈ 3.6, so ≈ 7e-6, a few times that in the tails. 1e-4 leaves 5-10x of
-    # room, while one lost or stale term (|x_k w_k| ≈ 0.1 on average) fails by three orders.
-    reference_tolerance = Tolerance(rtol=1e-4, atol=1e-4)
-
-    def setup(self, ctx: BenchContext) -> None:
-        super().setup(ctx)
-        self.w = self.randn(K, N, gen=self.generator(ctx.seed)) / K ** 0.5  # the weights
-        self.y = torch.full((ROWS, N), float("nan"), device=ctx.device)
-
-    def make_inputs(self, seed: int) -> torch.Tensor:
-        return self.randn(ROWS, K, gen=self.generator(seed))
-
-    def reference(self, x: torch.Tensor) -> torch.Tensor:
-        # Both sides share the tile math and the X copies: check them against torch, so a
-        # bug in the shared part cannot pass as "they agree".
-        return x.double() @ self.w.double()
-
-    def run(self, x: torch.Tensor) -> torch.Tensor:
-        self.launch(x)
-        return self.y
-
-    def launch(self, x: torch.Tensor) -> None:
-        raise NotImplementedError
-
-    def workload(self) -> Workload:
-        # The bytes the work must move through device memory: X and Y once, W once. The
-        # L2 → SM copies of W (1 GiB in the baseline, 1/2 or 1/4 of it with multicast) are
-        # what the technique cuts, not work, so they are not counted.
-        return Workload(bytes=4 * (ROWS * K + K * N + ROWS * N), flops=2 * ROWS * K * N,
-                        flops_dtype="fp32")
 
 
 class MulticastWeights(BulkWeightsBench):

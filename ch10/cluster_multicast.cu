@@ -161,21 +161,9 @@ extern "C" AISP_API int launch_project_weights_bulk(const float* x, const float*
 template <int CS>
 static int launch_multicast(const float* x, const float* w, float* y, int64_t slices,
                             cudaStream_t stream) {
-  auto kernel = project_weights_multicast<CS>;
-  AISP_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-  cudaLaunchAttribute attr[1] = {};
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = CS;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(slices));
-  config.blockDim = dim3(PROJ_THREADS);
-  config.dynamicSmemBytes = SMEM_BYTES;
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  AISP_CHECK(cudaLaunchKernelEx(&config, kernel, x, w, y));
+  AISP_CHECK(aisp_launch_clustered(project_weights_multicast<CS>,
+                                   dim3(static_cast<unsigned>(slices)), dim3(PROJ_THREADS),
+                                   SMEM_BYTES, CS, stream, x, w, y));
   return AISP_LAUNCHED();
 }
 

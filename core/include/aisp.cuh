@@ -35,3 +35,26 @@ static inline int64_t aisp_ceil_div(int64_t a, int64_t b) { return (a + b - 1) /
 extern "C" AISP_API __attribute__((weak)) const char* aisp_error_string(int code) {
   return cudaGetErrorString(static_cast<cudaError_t>(code));
 }
+
+// Launch `kernel` in thread-block clusters of `cluster_x` CTAs along x (sm_90+), each CTA
+// with `smem` bytes of dynamic shared memory (raising the kernel's limit to that first).
+template <typename... Params, typename... Args>
+static inline cudaError_t aisp_launch_clustered(void (*kernel)(Params...), dim3 grid, dim3 block,
+                                                int smem, unsigned cluster_x,
+                                                cudaStream_t stream, Args... args) {
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (err != cudaSuccess) return err;
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cluster_x;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, args...);
+}
