@@ -2,6 +2,9 @@
 
     python -m ch15.sweep_rates continuous_batching --rates 2 4 6 8 12
     python -m ch15.sweep_rates prefill_decode_split --rates 4 8 12 16
+    python -m ch15.sweep_rates continuous_batching --width 64 --rates 8 16 24
+
+`--width` tries another engine width (decode rows per step) before it goes into the pair.
 
 Prints, per rate, each side's share of requests meeting the pair's SLO, TTFT p50/p99, TPOT
 p50 and tokens/s (one real-time replay per side and rate, after one short warm-up replay):
@@ -11,6 +14,7 @@ output lengths; only the rate and the request count (rate x --seconds) change.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -22,17 +26,21 @@ from core.benchmark import BenchContext
 from core.pairfile import load_benchmark
 
 
-def sweep(stem: str, rates: list[float], seconds: float, device: str) -> list[str]:
+def sweep(stem: str, rates: list[float], seconds: float, device: str,
+          width: int | None = None) -> list[str]:
     sides = {}
     for side in ("baseline", "optimized"):
         bench = load_benchmark(Path(__file__).parent / f"{side}_{stem}.py")
+        if width is not None:  # this instance only: the pair file keeps its width
+            bench.gpu = dataclasses.replace(bench.gpu, width=width)
+            bench.cpu = dataclasses.replace(bench.cpu, width=width)
         bench.ctx = BenchContext(seed=0, device=device)
         bench.setup(bench.ctx)
         sides[side] = bench
     s, slo = sides["baseline"].sizes, sides["baseline"].slo
     for bench in sides.values():  # allocator and kernel warm-up, not counted
         goodput.replay(bench.engine(), goodput.poisson_trace(99, 8, 4.0, s.prompt_len, s.output_len, s.cfg.vocab))
-    rows = [f"`{stem}`, SLO {slo}, {seconds:g} s of arrivals per rate:", "",
+    rows = [f"`{stem}`, width {s.width}, SLO {slo}, {seconds:g} s of arrivals per rate:", "",
             "| requests/s | baseline: met SLO | TTFT p50 / p99 | TPOT p50 | tokens/s "
             "| optimized: met SLO | TTFT p50 / p99 | TPOT p50 | tokens/s |", "|---" * 9 + "|"]
     for rate in rates:
@@ -54,9 +62,11 @@ def main() -> None:
     parser.add_argument("stem", help="a ch15 goodput pair, e.g. continuous_batching")
     parser.add_argument("--rates", type=float, nargs="+", default=[2, 4, 8])
     parser.add_argument("--seconds", type=float, default=6.0, help="seconds of arrivals per rate")
+    parser.add_argument("--width", type=int, default=None,
+                        help="engine width (decode rows per step) on both sides; default: the pair's")
     args = parser.parse_args()
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    print("\n".join(sweep(args.stem, args.rates, args.seconds, device)))
+    print("\n".join(sweep(args.stem, args.rates, args.seconds, device, args.width)))
 
 
 if __name__ == "__main__":
