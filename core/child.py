@@ -465,9 +465,9 @@ class PairSession:
 
     def measure_goodput(self) -> None:
         """Goal goodput (core.goodput): each side's engine serves the pair's trace in real time,
-        REPLAYS times, sides alternating. Every round's trace is drawn from a fresh seed (an
-        engine cannot have its answers ready), and each side's tokens must equal the
-        baseline's on it (greedy decoding)."""
+        REPLAYS times, sides alternating. Every round's trace comes from a fresh seed (the
+        pair draws at least its prompts from it, so an engine cannot have its answers ready),
+        and each side's tokens must equal the baseline's on it (greedy decoding)."""
         from core import goodput
 
         if self.ranks.distributed:

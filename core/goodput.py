@@ -22,7 +22,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-REPLAYS = 3  # per side, sides alternating, each on a trace drawn from a fresh harness seed
+REPLAYS = 3  # per side, sides alternating, each round on trace(seed) of a fresh harness seed
 
 
 @dataclass(frozen=True)
@@ -42,20 +42,28 @@ class Trace:
 
 
 def poisson_trace(seed: int, requests: int, rate_rps: float, prompt_len: tuple[int, int],
-                  output_len: tuple[int, int], vocab: int) -> Trace:
+                  output_len: tuple[int, int], vocab: int, token_seed: int | None = None) -> Trace:
     """`requests` arrivals of a Poisson process at `rate_rps`, prompt and output lengths drawn
-    uniformly from the inclusive ranges, prompt tokens uniform over the vocabulary."""
+    uniformly from the inclusive ranges, prompt tokens uniform over the vocabulary.
+
+    `seed` draws the trace's shape (arrivals and lengths); `token_seed`, when given, draws the
+    prompt tokens instead. A serving pair replays one published shape every round with fresh
+    tokens from the harness's seed: the engines cannot have their answers ready, and each
+    round asks the same work of them, so rounds differ by how the engines ran, not by how
+    bursty the round's arrivals were."""
     rng = np.random.default_rng(seed)
     gaps = rng.exponential(1.0 / rate_rps, size=requests)
     arrivals = np.cumsum(gaps) - gaps[0]  # the first request arrives at t = 0
     lengths = rng.integers(prompt_len[0], prompt_len[1] + 1, size=requests)
     outputs = rng.integers(output_len[0], output_len[1] + 1, size=requests)
+    tokens = rng if token_seed is None else np.random.default_rng(token_seed)
     built = tuple(Request(i, float(arrivals[i]),
-                          tuple(int(t) for t in rng.integers(0, vocab, size=int(lengths[i]))),
+                          tuple(int(t) for t in tokens.integers(0, vocab, size=int(lengths[i]))),
                           int(outputs[i])) for i in range(requests))
+    drawn = f"numpy seed {seed}" + ("" if token_seed is None else f", prompt tokens from seed {token_seed}")
     return Trace(built, f"{requests} requests, Poisson arrivals at {rate_rps:g}/s, prompts "
                         f"{prompt_len[0]}-{prompt_len[1]} tokens, outputs {output_len[0]}-"
-                        f"{output_len[1]} tokens, uniform; numpy seed {seed}")
+                        f"{output_len[1]} tokens, uniform; {drawn}")
 
 
 class Engine(Protocol):

@@ -132,3 +132,16 @@ def test_smoke_mode_replays_a_short_trace_on_the_gpu_sizes_only():
             (stem.gpu.batch, stem.gpu.cfg, stem.gpu.rate_rps)
         assert cpu.sizes == stem.cpu
         assert len(smoke.trace(7).requests) == SMOKE_REQUESTS
+
+
+def test_every_replay_round_serves_the_published_trace_with_fresh_prompts():
+    """The harness hands each goodput round a fresh seed; the serving pairs keep the published
+    trace's arrivals and lengths (`trace_seed`) and draw only the prompt tokens from it."""
+    for stem in (Continuous, ChunkedPrefill):
+        b = stem()
+        b.ctx = BenchContext(device="cuda")  # the measured GPU trace; nothing runs
+        one, two = b.trace(101), b.trace(202)
+        shape = [(r.arrival_s, len(r.prompt), r.max_new) for r in one.requests]
+        assert shape == [(r.arrival_s, len(r.prompt), r.max_new) for r in two.requests]
+        assert sum(x.prompt != y.prompt for x, y in zip(one.requests, two.requests)) == len(shape)
+        assert f"numpy seed {stem.trace_seed}, prompt tokens from seed 101" in one.description

@@ -94,6 +94,17 @@ def test_trace_is_seeded_and_published():
     assert other != TRACE
 
 
+def test_a_token_seed_keeps_the_shape_and_changes_only_the_prompts():
+    shape = dict(seed=3, requests=40, rate_rps=20.0, prompt_len=(50, 400), output_len=(5, 60),
+                 vocab=1000)
+    a, b = poisson_trace(**shape, token_seed=10), poisson_trace(**shape, token_seed=11)
+    for trace in (a, b):  # the published shape: seed 3's arrivals and lengths
+        assert [(r.arrival_s, len(r.prompt), r.max_new) for r in trace.requests] == \
+               [(r.arrival_s, len(r.prompt), r.max_new) for r in TRACE.requests]
+    assert all(x.prompt != y.prompt for x, y in zip(a.requests, b.requests))  # fresh tokens
+    assert "seed 3, prompt tokens from seed 10" in a.description
+
+
 def test_continuous_batching_meets_more_of_the_slo_with_identical_tokens():
     static, continuous = run(StaticEngine), run(ContinuousEngine)
     assert token_table(static) == token_table(continuous)  # the same answers, token for token
