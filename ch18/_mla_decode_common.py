@@ -89,6 +89,11 @@ def mla_reference(x: torch.Tensor, cache: torch.Tensor, w_q: torch.Tensor, w_ukv
 
 class MlaDecodeBench(Benchmark):
     supports_cpu = True
+    # A decode step runs inside a captured graph in every serving engine (ch16 piece_graphs).
+    # Timed eagerly, the absorbed side's ten small kernels measured the host: 7.84x on an
+    # H100 whose host launched them in 453 µs per step against 12.56x stored from a faster
+    # host, for the same GPU work. Both sides are timed by graph replay.
+    timing_mode = "graph"
     tolerance = Tolerance(rtol=5e-2, atol=3e-3)
 
     def shape(self) -> MlaShape:
