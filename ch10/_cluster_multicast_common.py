@@ -10,7 +10,7 @@ Both sides move every byte with the bulk-copy engine (TMA, `cp.async.bulk`) onto
 The baseline has every CTA copy W for itself. The optimized variants launch clusters of 2
 (`cluster_multicast`) or 4 (`cluster_multicast_x4`) CTAs; each CTA copies a 1/2 or 1/4 share
 of W once with `.multicast::cluster`, and the copy engine delivers it to every CTA of the
-cluster: L2 serves W once per cluster. On an H200 that is slower (README.md): a declared
+cluster: L2 serves W once per cluster. On an H100 and an H200 that is slower (README.md): a declared
 negative result.
 """
 from __future__ import annotations
@@ -36,11 +36,11 @@ class MulticastWeights(BulkWeightsBench):
     """Clusters of `cluster_size` CTAs: each multicasts its share of W to the whole cluster."""
 
     cluster_size = 2
-    # Measured on an H200 (README): slower than every CTA bulk-copying W itself. Kept as the
-    # lesson, as cluster_dsmem is.
+    # Measured on an H100 and an H200 (README): slower than every CTA bulk-copying W itself.
+    # Kept as the lesson, as cluster_dsmem is.
     negative_result = ("multicasting W across a cluster is slower than each CTA's own bulk copy "
-                       "of an L2-resident 64 KB tile here: 0.83x (x4: 0.77x) on an H200 "
-                       "(ch10/README.md, cluster_multicast)")
+                       "of an L2-resident 64 KB tile here: 0.83x (x4: 0.77-0.78x) on an H100 "
+                       "and an H200 (ch10/README.md, cluster_multicast)")
 
     def launch(self, x: torch.Tensor) -> None:
         self.lib.launch_project_weights_multicast(x, self.w, self.y, ROWS, self.cluster_size)
