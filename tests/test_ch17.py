@@ -287,9 +287,36 @@ def test_locality_placement_recovers_the_routers_topics_and_cuts_traffic():
     logits = uniform.make_inputs(7)
     (ids_u, load_u), (ids_l, load_l) = uniform.run(logits), local.run(logits)
     assert torch.equal(ids_u, ids_l) and torch.equal(load_u, load_l)  # same routing, same work
+    assert local.sent.shape == (c.steps, c.gpus, c.gpus)  # one plan per step of the call
     assert float(local.sent.sum()) < 0.7 * float(uniform.sent.sum())
     links = Links(450.0, 50.0, False)
-    assert all_to_all_seconds(local.sent, c, links) < all_to_all_seconds(uniform.sent, c, links)
+    for step in range(c.steps):
+        assert all_to_all_seconds(local.sent[step], c, links) < all_to_all_seconds(uniform.sent[step], c, links)
+    uniform.links = local.links = links  # the cost of a call is the sum of its steps'
+    assert uniform.simulated_cost(logits) == pytest.approx(
+        sum(all_to_all_seconds(step, c, links) for step in uniform.sent))
+
+
+def test_the_gpu_clusters_per_seed_ratios_are_steady_enough_to_store():
+    """The GPU sizes' simulated costs, priced on the CPU (the model does not need the GPU):
+    over the harness's three seeds the ratio of the placements must stay within the ±5% a
+    stored ratio may span, which one step per call did not (1.34-1.60 over 12 seeds)."""
+    from ch17 import _moe_router_topology_common as topology
+    from ch17.baseline_moe_router_topology import UniformPlacement
+    from ch17.optimized_moe_router_topology import LocalityAwarePlacement
+
+    sides = []
+    for cls in (UniformPlacement, LocalityAwarePlacement):
+        side = type("OnTheGpuCluster", (cls,), {"cluster": topology.GPU_CLUSTER})()
+        side.ctx = CPU
+        side.setup(CPU)
+        side.links = Links(450.0, 50.0, False)
+        sides.append(side)
+    ratios = []
+    for seed in (11, 12, 13):
+        logits = sides[0].make_inputs(seed)
+        ratios.append(sides[0].simulated_cost(logits) / sides[1].simulated_cost(logits))
+    assert 1.3 < min(ratios) and max(ratios) / min(ratios) < 1.10, ratios
 
 
 def test_coactivation_counts_pairs_of_experts():
