@@ -33,14 +33,16 @@ import random
 import sys
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch  # noqa: F401 - imported before any pair module, for the Guard's snapshot
 
 from core import timing  # binds the timing functions before any pair module is imported
+from core import expectations as expect
 from core.benchmark import BenchContext, Benchmark, Requirements, Tolerance, option, shares_builder
+from core.decided import Floor, decided
 from core.integrity import Guard, alias_problem, escaped_work, mutation_problem
 from core.memory import CudaMeter, Footprint, footprint, largest, prime_libraries
 from core.pairfile import PairError, load_benchmark, relative, unmet_requirement
@@ -68,6 +70,9 @@ class PairSpec:
     iterations: int | None = None
     warmup: int | None = None
     mode: str = "full"  # full | smoke (RunOptions.mode)
+    # a gate run: each variant's stored entry ({"speedup", optional "tolerance"}), so timing
+    # may stop once every verdict is known (core.decided); empty otherwise
+    gate_entries: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -432,15 +437,37 @@ class PairSession:
                 self.fail(name, str(exc))
         self.agree()  # a capture that failed on one rank leaves the side out on every rank
         sides = {n: t for n, t in sides.items() if n == "baseline" or n in self.sides}
-        measurement = timing.interleaved(sides, policy, device, warmup, before_round, after_round,
-                                         self.rng, after_batch,
-                                         self.ranks if self.ranks.distributed else None)
+        floors = self.gate_floors()
+        measurement = timing.interleaved(
+            sides, policy, device, warmup, before_round, after_round, self.rng, after_batch,
+            self.ranks if self.ranks.distributed else None,
+            decide=(lambda r, got, sizes: decided(r, got, sizes, floors)) if floors else None)
         self.integrity.timing_s = time.perf_counter() - started - self.integrity.checks_s
         self.check_guard("during timing")
         self.result.timing_mode = "graph" if graph else "cold" if cold else "hot"
         self.result.stop_reason, self.result.rounds = measurement.stop_reason, measurement.rounds
         self.result.warmup_calls = measurement.warmup_calls
         self.collect(measurement)
+
+    def gate_floors(self) -> dict[str, Floor]:
+        """Each timed variant's floor in a gate run, or {} when any variant has none (nothing
+        stored, a declared negative, another goal, or not a plain full run): then the
+        ordinary stopping rule decides alone."""
+        if (not self.spec.gate_entries or self.spec.mode != "full" or self.spec.iterations
+                or self.ranks.distributed or self.result.ranks > 1):
+            return {}  # (the runner passed the one-GPU file's entries: not a 2x pair's)
+        floors = {}
+        for name in self.sides:
+            bench, entry = self.bench(name), self.spec.gate_entries.get(name)
+            if (entry is None or self.examples[name].goal != "speed"
+                    or option(bench, "negative_result", "")):
+                return {}
+            default = (expect.CPU_BOUND_TOLERANCE if option(bench, "cpu_bound", "")
+                       else expect.DEFAULT_TOLERANCE)
+            tolerance = float(entry.get("tolerance", default))
+            floors[name] = Floor(expect.floor_of(float(entry["speedup"]), tolerance),
+                                 max(expect.MAX_INTERVAL_RATIO, 1 + tolerance))
+        return floors
 
     def measure_busy(self) -> None:
         """Each side's GPU busy share (core.busy), sides in order on every rank; each rank

@@ -84,6 +84,12 @@ def load(path: Path) -> dict[str, dict[str, Any]]:
     return data["examples"]
 
 
+def floor_of(stored: float, tolerance: float) -> float:
+    """The gate's floor for a stored ratio: stored·(1−tolerance), at least 1.0 near 1x."""
+    floor = stored * (1 - tolerance)
+    return max(floor, 1.0) if stored < NEAR_ONE else floor
+
+
 def gate(entry: dict[str, Any] | None, speedup: float, interval: tuple[float, float],
          default_tolerance: float = DEFAULT_TOLERANCE, negative_result: str = "",
          measure: str = "speedup") -> GateResult:
@@ -95,9 +101,7 @@ def gate(entry: dict[str, Any] | None, speedup: float, interval: tuple[float, fl
     if entry is None or measure not in entry:
         return GateResult("new", "no stored expectation" + (f" of {measure}" if entry else ""))
     stored = float(entry[measure])
-    floor = stored * (1 - float(entry.get("tolerance", default_tolerance)))
-    if stored < NEAR_ONE:
-        floor = max(floor, 1.0)
+    floor = floor_of(stored, float(entry.get("tolerance", default_tolerance)))
     lo, hi = interval
     what = {"memory_ratio": "memory saved ", "compile_ratio": "cold start ",
             "goodput_ratio": "goodput ", "simulated_cost_ratio": "simulated cost "}.get(measure, "")

@@ -122,10 +122,30 @@ def _failed(pair: Pair, examples: list[Example], reason: str, duration_s: float)
     return result.fail_all(reason)
 
 
-def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: Path) -> PairResult:
+def gate_entries(examples: list[Example], stored: dict[str, dict[str, Any]],
+                 options: RunOptions) -> dict[str, dict[str, float]]:
+    """What a gate run hands the child so its timing may stop once every verdict is known
+    (core.decided): each variant's stored speed entry. Empty when the run stores results
+    (--update-expectations wants the full precision), smoke or fixed-count runs, or when a
+    variant has no stored speedup (it would not be decided anyway)."""
+    if options.update_expectations or options.mode != "full" or options.iterations:
+        return {}
+    found = {}
+    for e in examples:
+        entry = stored.get(e.name)
+        if not entry or entry.get("goal", "speed") != "speed" or "speedup" not in entry:
+            return {}
+        found[e.name] = {"speedup": float(entry["speedup"]),
+                         **({"tolerance": float(entry["tolerance"])} if "tolerance" in entry else {})}
+    return found
+
+
+def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: Path,
+             entries: dict[str, dict[str, float]] | None = None) -> PairResult:
     safe = _safe(pair)
     spec_path, out_path = run_dir / "logs" / f"{safe}.spec.json", run_dir / "logs" / f"{safe}.result.json"
-    spec_path.write_text(json.dumps(_spec(pair, examples, options), indent=2))
+    spec = {**_spec(pair, examples, options), **({"gate_entries": entries} if entries else {})}
+    spec_path.write_text(json.dumps(spec, indent=2))
     started = time.perf_counter()
     timeout_s = pair_timeout(pair, options.timeout_s)
     outcome = run_child([str(spec_path), str(out_path)], timeout_s, run_dir / "logs" / f"{safe}.log",
@@ -440,7 +460,8 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                 if pair.id in checked.skipped:  # its requirements are not met here: no child
                     pair_result = checked.skipped[pair.id]
                 else:
-                    pair_result = run_pair(pair, examples, options, run_dir)
+                    entries = gate_entries(examples, stored_for(pair, PairResult(pair=pair.id)), options)
+                    pair_result = run_pair(pair, examples, options, run_dir, entries)
                 if options.mode != "smoke" and any(ex.goal == "compile_time" and ex.measured
                                                    for ex in pair_result.examples):
                     listener(Note(f"      cold starts ({compile_time.COLD_STARTS} per side, fresh "

@@ -302,7 +302,9 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
                 after_round: Callable[[int], set[str]] | None = None,
                 rng: random.Random | None = None,
                 after_batch: Callable[[str, Batch], bool] | None = None,
-                agree: Agreement | None = None) -> Measurement:
+                agree: Agreement | None = None,
+                decide: Callable[[int, dict[str, list[float]], dict[str, list[int]]], str | None]
+                | None = None) -> Measurement:
     """Measure every side in alternating rounds until `policy` says stop.
 
     `before_round(round)` runs before each round (the child refills the inputs there);
@@ -312,6 +314,9 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
     `agree` (ranks of a multi-GPU pair, core.ranks): every rank makes rank 0's choice of calls
     per round and of when to stop, and drops a side any rank drops, so all ranks call run()
     the same number of times (pass a fixed `warmup` then).
+    `decide(round, samples, samples per round)`: when `policy` would go on, a reason to stop
+    anyway (core.decided: a gate run whose verdict is known); not with `agree` or a fixed
+    sample count.
     """
     timed = {name: s if isinstance(s, Timed) else Timed(s) for name, s in sides.items()}
     rng = rng or random.Random()
@@ -382,6 +387,9 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
         reason = (_stop_reason(samples, policy, spent_ms, enough_rounds=not grown or
                                rounds >= MIN_ROUNDS)
                   if samples else "every side was dropped")
+        if not reason and decide is not None and agree is None and policy.fixed_samples is None:
+            reason = decide(rounds, samples, {name: [len(b.samples_ms) for b in batches[name]]
+                                              for name in samples})
         if agree is not None:
             reason = agree.from_rank0(reason)
         if reason:
