@@ -544,11 +544,22 @@ def load_finished(run_dir: Path) -> dict[str, PairResult]:
     return finished
 
 
+GATED_MEASURE = {"speed": "speedup", "memory": "memory_ratio", "compile_time": "compile_ratio",
+                 "goodput": "goodput_ratio", "simulated_cost": "simulated_cost_ratio"}
+
+
+def gated_value(ex: ExampleResult) -> tuple[str, float | None]:
+    """The measure a variant's gate judges (by its goal) and its value in this run."""
+    measure = GATED_MEASURE.get(ex.goal, "speedup")
+    return measure, getattr(ex, measure)
+
+
 def slower_undeclared(ex: ExampleResult) -> bool:
-    """A speed-goal variant measured slower than its baseline without a declared negative
-    result (whose gate floor of 1.0x would then fail every later run)."""
-    return (ex.goal == "speed" and not ex.negative_result and ex.speedup is not None
-            and ex.speedup < 1.0)
+    """A variant whose gated measure (speedup, memory saved, goodput, ...) is below 1x
+    without a declared negative result: stored, its gate floor of 1.0x would fail every
+    later run, and it would present a loss as an optimization."""
+    _, value = gated_value(ex)
+    return not ex.negative_result and value is not None and value < 1.0
 
 
 def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Example]]], key: str) -> None:
@@ -564,12 +575,14 @@ def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Examp
             if ex.measured and ex.noisy:
                 record.expectation_skips.append(f"{ex.id}: not stored, {ex.noisy}")
             elif ex.measured and slower_undeclared(ex):
+                measure, value = gated_value(ex)
+                what = "slower" if measure == "speedup" else f"below 1x in its {measure}"
                 record.expectation_skips.append(
-                    f"{ex.id}: not stored, the optimized side is slower ({ex.speedup:.2f}x) and "
-                    f"{ex.file} declares no negative_result: a stored speedup below 1x gates "
+                    f"{ex.id}: not stored, the optimized side is {what} ({value:.2f}x) and "
+                    f"{ex.file} declares no negative_result: a stored {measure} below 1x gates "
                     f"every later run at a 1.0x floor, so it would fail from then on; fix the "
-                    f"optimized side, or declare negative_result = \"why\" (and say it in the "
-                    f"README)")
+                    f"optimized side, measure it where the technique pays, or declare "
+                    f"negative_result = \"why\" (and say it in the README)")
             elif ex.measured:
                 entries[ex.name] = expectation_entry(ex, record.fingerprint)
     for (chapter_dir, file_key), entries in by_file.items():

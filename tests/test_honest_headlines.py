@@ -77,6 +77,35 @@ def test_a_slower_optimized_side_is_stored_only_as_a_declared_negative_result(tm
         assert "ch90/optimized_x.py" in record.expectation_skips[0]
 
 
+@pytest.mark.parametrize("negative", ["", "chunking costs more than it hides at this load"])
+def test_a_goodput_below_one_is_stored_only_as_a_declared_negative_result(tmp_path, negative):
+    """The same rule for a variant gated on another measure: an H200 run stored a 0.98x
+    goodput ratio (both sides met every SLO at that load), which would gate every later run
+    at 1.0x and present no gain as an optimization."""
+    from core.goodput import GoodputStats
+
+    def replay(goodput_rps: float) -> GoodputStats:
+        return GoodputStats(requests=96, duration_s=9.8, ttft_p50_s=0.04, ttft_p99_s=0.1,
+                            tpot_p50_s=0.006, tpot_p99_s=0.008, tokens_per_s=800.0, met=96,
+                            goodput_rps=goodput_rps)
+    result = pair_result(side(1.2), side(1.0), (1.19, 1.21), negative=negative)  # time 1.2x
+    ex = result.examples[0]
+    ex.goal = "goodput"
+    result.baseline.goodput = [replay(9.89), replay(9.90), replay(9.88)]
+    ex.timing.goodput = [replay(9.75), replay(9.74), replay(9.76)]  # 0.98x, rounds agree
+    annotate(result, PAIR, {}, {})
+    assert ex.noisy == "" and ex.goodput_ratio == pytest.approx(0.986, abs=0.002)
+    chapter = tmp_path / "ch90"
+    chapter.mkdir()
+    record = RunRecord(tmp_path, {}, {}, [result])
+    write_expectations(record, [(Pair("ch90", "x", chapter / "baseline_x.py"), [])], "h200")
+    if negative:
+        assert (chapter / "expectations_h200.json").exists() and not record.expectation_skips
+    else:
+        assert not (chapter / "expectations_h200.json").exists()
+        assert "below 1x in its goodput_ratio (0.99x)" in record.expectation_skips[0]
+
+
 def test_a_tight_interval_is_not_noisy():
     result = pair_result(side(2.0), side(1.0), (1.98, 2.02))
     annotate(result, PAIR, {}, {})
