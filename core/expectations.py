@@ -26,6 +26,9 @@ DEFAULT_TOLERANCE = 0.10
 # 1.17x thread-pool speedup came back as 1.05x an hour later. 10% would fail them on noise.
 CPU_BOUND_TOLERANCE = 0.25
 NEAR_ONE = 1.10  # stored speedups below this get a floor of at least 1.0
+# what the gate judges for each goal (Benchmark.goal): the speedup, or a ratio stored beside it
+GATED_MEASURE = {"speed": "speedup", "memory": "memory_ratio", "compile_time": "compile_ratio",
+                 "goodput": "goodput_ratio", "simulated_cost": "simulated_cost_ratio"}
 
 
 class ExpectationsError(ValueError):
@@ -70,9 +73,7 @@ def load(path: Path) -> dict[str, dict[str, Any]]:
         speedup = entry.get("speedup") if isinstance(entry, dict) else None
         if not isinstance(speedup, (int, float)) or isinstance(speedup, bool) or speedup <= 0:
             raise ExpectationsError(f"{path}: entry '{name}' needs a positive number 'speedup'; {fix}")
-        for goal, field in (("memory", "memory_ratio"), ("compile_time", "compile_ratio"),
-                            ("goodput", "goodput_ratio"),
-                            ("simulated_cost", "simulated_cost_ratio")):
+        for goal, field in GATED_MEASURE.items():
             ratio = entry.get(field)
             if entry.get("goal") == goal and (not isinstance(ratio, (int, float)) or ratio <= 0):
                 raise ExpectationsError(f"{path}: entry '{name}' has goal '{goal}' and needs a "

@@ -544,13 +544,9 @@ def load_finished(run_dir: Path) -> dict[str, PairResult]:
     return finished
 
 
-GATED_MEASURE = {"speed": "speedup", "memory": "memory_ratio", "compile_time": "compile_ratio",
-                 "goodput": "goodput_ratio", "simulated_cost": "simulated_cost_ratio"}
-
-
 def gated_value(ex: ExampleResult) -> tuple[str, float | None]:
     """The measure a variant's gate judges (by its goal) and its value in this run."""
-    measure = GATED_MEASURE.get(ex.goal, "speedup")
+    measure = expect.GATED_MEASURE.get(ex.goal, "speedup")
     return measure, getattr(ex, measure)
 
 

@@ -108,10 +108,6 @@ def test_sides_share_the_baselines_input_builder(chapter, pair):
             f"{example.id}: defines its own make_inputs; define it once in the stem's common class")
 
 
-GATED = {"memory": "memory_ratio", "compile_time": "compile_ratio",
-         "goodput": "goodput_ratio"}  # what each goal gates
-
-
 def test_stored_speedups_below_one_are_declared():
     """Every stored speedup below 1.0 belongs to a declared negative result or a teaching pair:
     a slower optimized side is never presented as an optimization. For a goal "memory" or
@@ -123,7 +119,7 @@ def test_stored_speedups_below_one_are_declared():
         examples = {e.name: e for p in chapter.pairs for e in p.examples}
         for path in sorted(chapter.path.glob("expectations_*.json")):
             for name, entry in expect.load(path).items():
-                measure = GATED.get(entry.get("goal", "speed"), "speedup")
+                measure = expect.GATED_MEASURE.get(entry.get("goal", "speed"), "speedup")
                 gated = entry.get(measure, entry["speedup"])
                 if gated >= 1.0 or name not in examples:
                     continue
