@@ -40,6 +40,17 @@ from core import REPO_ROOT
 
 START_TIMEOUT_S = 120.0  # importing torch on a busy machine
 
+# The compiler stack a pair's torch.compile / FlexAttention / Triton code imports on first use
+# (dynamo, AOT autograd, Inductor's lowering and Triton code generation, Triton itself):
+# ~3.5 s per process on a CPU here, paid by every pair that compiles. None of these imports
+# touches CUDA, starts a thread or starts Inductor's compile workers (those start at a
+# child's first compile, in the child), so the server imports them once and its children
+# inherit them. A module that is missing (no Triton on a CPU-only install) is left out.
+PRELOADED = ("torch._dynamo", "torch._functorch.aot_autograd", "torch._inductor.compile_fx",
+             "torch._inductor.codegen.triton", "torch._inductor.select_algorithm",
+             "torch._inductor.kernel.mm", "torch._inductor.runtime.triton_heuristics",
+             "torch.nn.attention.flex_attention", "triton", "triton.compiler")
+
 
 class ForkServerError(RuntimeError):
     """The server did not answer as the protocol says; the runner stops using it."""
@@ -155,10 +166,25 @@ def _run_child(request: dict[str, Any]) -> None:
             os._exit(code)
 
 
+def preload(modules: tuple[str, ...] = PRELOADED) -> list[str]:
+    """Import what every compiling child would import; the names that could not be imported."""
+    import importlib
+
+    missing = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - an optional module: the child imports it, or fails, itself
+            missing.append(name)
+    return missing
+
+
 def serve() -> None:
     import torch  # noqa: F401 - the point of the server: imported once, CUDA untouched
 
     from core import child  # noqa: F401 - and the harness, before any fork
+
+    preload()
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner stops it; Ctrl-C is the runner's
     _send({"ready": True})

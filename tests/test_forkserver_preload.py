@@ -1,0 +1,22 @@
+"""The fork server imports the compiler stack once, and that must leave it safe to fork."""
+import subprocess
+import sys
+
+from core import REPO_ROOT, forkserver
+
+
+def test_preloading_the_compiler_stack_starts_no_thread_and_leaves_cuda_alone():
+    # in a fresh interpreter, as the server does it: a thread alive at fork time (a compile
+    # worker pool, a watchdog) would be copied without its owner and could deadlock a child
+    script = ("import threading, torch, sys; from core import forkserver; "
+              "missing = forkserver.preload(); "
+              "print(threading.active_count(), torch.cuda.is_initialized(), "
+              "all(m in sys.modules for m in forkserver.PRELOADED if m not in missing), "
+              "'torch._inductor.compile_fx' in missing)")
+    out = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True,
+                         text=True, timeout=300, check=True).stdout.split()
+    assert out == ["1", "False", "True", "False"]  # Inductor itself is always there
+
+
+def test_a_module_that_cannot_be_imported_is_reported_not_raised():
+    assert forkserver.preload(("json", "aisp_no_such_module")) == ["aisp_no_such_module"]
