@@ -6,6 +6,7 @@ tolerance (default by dtype). The runner also runs both sides on a second seed a
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,31 +77,60 @@ def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None,
             return Check(False, f"{name}: shape {tuple(a.shape)} != baseline {tuple(e.shape)}")
         if same_dtype and e.dtype != a.dtype:
             return Check(False, f"{name}: dtype {a.dtype} != baseline {e.dtype}")
-        for side, t in (("optimized", a), ("baseline", e)):
-            if t.is_floating_point() and not torch.isfinite(t).all():
-                bad = int((~torch.isfinite(t)).sum())
-                return Check(False, f"{name}: {side} output has {bad} NaN/Inf values")
+        e_flat, a_flat = _flat_on(_compare_device(e), e), _flat_on(_compare_device(e), a)
+        for side, t in (("optimized", a_flat), ("baseline", e_flat)):
+            if t.is_floating_point():
+                bad = sum(int((~torch.isfinite(part)).sum()) for part in t.split(COMPARE_CHUNK))
+                if bad:
+                    return Check(False, f"{name}: {side} output has {bad} NaN/Inf values")
         tol = tolerance or default_tolerance(e.dtype if same_dtype else a.dtype)
-        e64, a64 = e.detach().double(), a.detach().to(e.device).double()
-        diff = (a64 - e64).abs()
-        rel = diff / e64.abs().clamp_min(1e-12)
-        max_abs = float(diff.max()) if diff.numel() else 0.0
-        max_rel = float(rel.max()) if rel.numel() else 0.0
+        max_abs = max_rel = used = 0.0
+        bad_count, worst_excess, worst_at = 0, -math.inf, 0
+        for start in range(0, e_flat.numel(), COMPARE_CHUNK):
+            e64 = e_flat[start:start + COMPARE_CHUNK].detach().double()
+            a64 = a_flat[start:start + COMPARE_CHUNK].detach().double()
+            diff = (a64 - e64).abs()
+            max_abs = max(max_abs, float(diff.max()))
+            max_rel = max(max_rel, float((diff / e64.abs().clamp_min(1e-12)).max()))
+            allowed = tol.atol + tol.rtol * e64.abs()
+            # an exact tolerance (allowed 0) is used only where diff > 0: failed below
+            used = max(used, float(torch.where(allowed > 0, diff / allowed.clamp_min(1e-300),
+                                               torch.zeros_like(diff)).max()))
+            bad = int((diff > allowed).sum())
+            if bad:
+                bad_count += bad
+                excess = diff - tol.rtol * e64.abs()
+                at = int(torch.argmax(excess))
+                if float(excess[at]) > worst_excess:
+                    worst_excess, worst_at = float(excess[at]), start + at
         worst_abs, worst_rel = max(worst_abs, max_abs), max(worst_rel, max_rel)
-        allowed = tol.atol + tol.rtol * e64.abs()
-        bad = diff > allowed
-        if diff.numel():  # an exact tolerance (allowed 0) is used only where diff > 0: failed below
-            used = torch.where(allowed > 0, diff / allowed.clamp_min(1e-300), torch.zeros_like(diff))
-            worst_used = max(worst_used, float(used.max()))
-        if bool(bad.any()):
-            flat = int(torch.argmax((diff - tol.rtol * e64.abs()).flatten()))
-            where = _unravel(flat, tuple(e.shape))
-            return Check(False, f"{name}: {int(bad.sum())} of {e.numel()} elements differ beyond "
-                                f"rtol={tol.rtol:g} atol={tol.atol:g}; worst at {where}: "
-                                f"baseline {float(e64.flatten()[flat]):.6g}, "
-                                f"optimized {float(a64.flatten()[flat]):.6g}",
+        worst_used = max(worst_used, used)
+        if bad_count:
+            return Check(False, f"{name}: {bad_count} of {e.numel()} elements differ beyond "
+                                f"rtol={tol.rtol:g} atol={tol.atol:g}; worst at "
+                                f"{_unravel(worst_at, tuple(e.shape))}: baseline "
+                                f"{float(e_flat[worst_at].double()):.6g}, optimized "
+                                f"{float(a_flat[worst_at].double()):.6g}",
                          max_abs, max_rel, worst_used)
     return Check(True, "match", worst_abs, worst_rel, worst_used)
+
+
+# Elements compared at a time: float64 temporaries of 128 MiB each, whatever the output's size.
+COMPARE_CHUNK = 1 << 24
+
+
+def _compare_device(t: torch.Tensor) -> torch.device:
+    """Where to compare: an output on the host (a pipeline's copies back, ~60 M values in ch11)
+    is compared on the GPU when this process already uses one; in float64 on the host it cost
+    ~0.5 s per check on an H100 host, several times per timing round. CUDA is never started
+    here for it."""
+    if t.device.type == "cpu" and t.numel() >= COMPARE_CHUNK // 16 and torch.cuda.is_initialized():
+        return torch.device("cuda")
+    return t.device
+
+
+def _flat_on(device: torch.device, t: torch.Tensor) -> torch.Tensor:
+    return t.detach().reshape(-1).to(device)
 
 
 def outputs_equal(first: Any, second: Any) -> bool:

@@ -157,3 +157,26 @@ def test_a_result_without_tolerance_used_does_not_claim_a_share():
     old = Verification.from_dict({"ok": True, "message": "match", "max_abs_err": 4.9e-4,
                                   "max_rel_err": 1624.3, "checks": 12})
     assert old.tolerance_used is None and verify_cell(old) == "ok"
+
+
+def test_comparing_in_chunks_finds_the_same_worst_element_and_counts(monkeypatch):
+    # outputs larger than one chunk are compared a chunk at a time (bounded float64
+    # temporaries); the verdict, the count and the worst element must not depend on it
+    import core.verify as verify
+
+    gen = torch.Generator().manual_seed(3)
+    expected = torch.randn(7, 50, generator=gen)
+    actual = expected.clone()
+    actual[1, 3] += 0.5  # in the first chunks
+    actual[6, 41] += 2.0  # the worst, in the last chunk
+    actual[4, 0] = actual[4, 0] + 1e-7  # within tolerance
+    whole = compare(expected, actual)
+    monkeypatch.setattr(verify, "COMPARE_CHUNK", 16)
+    chunked = compare(expected, actual)
+    assert not whole.ok and not chunked.ok
+    assert chunked.message == whole.message
+    assert "2 of 350 elements" in chunked.message and "(6, 41)" in chunked.message
+    assert chunked.max_abs_err == whole.max_abs_err
+    assert chunked.tolerance_used == pytest.approx(whole.tolerance_used)
+    actual[2, 2] = float("nan")
+    assert "1 NaN/Inf" in compare(expected, actual).message
