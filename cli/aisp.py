@@ -190,6 +190,12 @@ def run(
         "full: measure and gate. smoke: check quickly that every pair runs and verifies: 3 "
         "samples and 1 warm-up call per side unless given, one goodput replay, no cold starts, "
         "shapes a pair may shrink (BenchContext.smoke); nothing is gated or stored.")),
+    precompile: bool = typer.Option(True, "--precompile/--no-precompile", help=(
+        "Before the pairs, compile the sides that use torch.compile or Triton in parallel "
+        "(fresh processes, several at a time) so each pair finds its compiled code in the "
+        "ordinary on-disk caches: nothing timed changes, the run gets shorter. Sides whose "
+        "compile benchmarks kernels (max-autotune) and compile_time pairs compile in their "
+        "own pair as before.")),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=(
         "Print only the final table and its verdict lines: no per-pair progress.")),
     verbose: bool = typer.Option(False, "--verbose", "-v", help=(
@@ -238,7 +244,8 @@ def run(
                          update_expectations=update_expectations, strict=strict,
                          output_dir=output_dir, resume=resume, profile=profile.value,
                          ncu_replay_mode=ncu_replay_mode.value,
-                         ncu_clock_control=ncu_clock_control, mode=mode.value)
+                         ncu_clock_control=ncu_clock_control, mode=mode.value,
+                         precompile=precompile)
     if resume is not None and not (resume / "results.jsonl").exists():
         _usage_error(f"--resume {resume}: no results.jsonl there; pass the run directory of an "
                      f"earlier `bench run`")
@@ -337,6 +344,7 @@ def _option_words(options: RunOptions) -> list[str]:
         if value != default:
             words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
     words += ["--update-expectations"] if options.update_expectations else []
+    words += ["--no-precompile"] if not options.precompile else []
     words += ["--strict"] if options.strict else []
     return words
 

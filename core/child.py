@@ -744,7 +744,7 @@ def cold_start(spec: PairSpec, side: str) -> dict[str, Any]:
     paths = {"baseline": spec.baseline, **{e["name"]: e["path"] for e in spec.examples}}
     try:
         bench = load_benchmark(Path(paths[side]))
-        result = time_cold_start(bench, BenchContext(seed=spec.seed, device=_device()),
+        result = time_cold_start(bench, BenchContext(seed=spec.seed, device=_device(), mode=spec.mode),
                                  _new_seed(random.SystemRandom()))
         bench.teardown()
     except Exception as exc:  # noqa: BLE001 - reported to the runner, which fails the side
@@ -823,6 +823,18 @@ def peak_ranks(needed: int, argv: list[str], token: str, out: Path) -> dict[str,
     return payload
 
 
+def _choose_launch_configs_here() -> None:
+    """Inductor benchmarks a generated kernel's launch configurations at its first call and
+    keeps the winner on disk for the next process. Off: every pair's child makes that choice
+    itself, on its own GPU time, never one made while other processes shared the GPU (the
+    run's precompile phase, core.precompile) or in an earlier run."""
+    try:
+        import torch._inductor.config as inductor_config
+    except ImportError:  # a torch without Inductor: nothing to choose
+        return
+    inductor_config.autotune_local_cache = False
+
+
 def main(argv: list[str]) -> int:
     global GUARD
     mode = argv[0] if argv and argv[0].startswith("--") else "pair"
@@ -835,6 +847,8 @@ def main(argv: list[str]) -> int:
     # Ranks share the launcher's stdin: only rank 0 reads the token (and signs the result).
     token = "" if mode == "--profile-side" or rank != 0 else read_token()
     GUARD = Guard()
+    if mode not in ("--probe", "--peak-ranks"):
+        _choose_launch_configs_here()
     if mode == "--profile-side":
         from core.profiling import profile_side
 

@@ -41,7 +41,7 @@ class ChildOutcome:
     problem: str | None = None  # why a result file that exists was not accepted
 
 
-def _kill_group(pgid: int) -> None:
+def kill_group(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -82,25 +82,39 @@ def run_child(args: list[str], timeout_s: float, log: Path, root: Path = REPO_RO
     return ChildOutcome(code, tail, signed.get("payload"))
 
 
-def _run_fresh(args: list[str], timeout_s: float, log: Path, root: Path, token: str,
-               env: dict[str, str] | None, module: str) -> int | None:
-    """A new Python process: the exit code, or None when killed at the timeout."""
+def start_fresh(args: list[str], log: Path, root: Path = REPO_ROOT,
+                env: dict[str, str] | None = None, module: str = "core.child") -> subprocess.Popen:
+    """Start `python -m MODULE ARGS` in a new process group, its output to `log`, and hand it
+    a fresh token on stdin; the caller waits for it and kills its group (kill_group)."""
+    token = secrets.token_hex(16)
+    return _popen(args, log, root, token, env, module)
+
+
+def _popen(args: list[str], log: Path, root: Path, token: str, env: dict[str, str] | None,
+           module: str) -> subprocess.Popen:
     with open(log, "w") as handle:
         proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO_ROOT,
                                 env={**child_env(root), **(env or {})}, stdin=subprocess.PIPE,
                                 stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            try:
-                proc.stdin.write(f"{token}\n".encode())
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass  # it died at once; its exit code and log say why
-            code: int | None = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            code = None
-        finally:  # timeout, Ctrl-C or a normal exit: nothing it started keeps running
-            _kill_group(proc.pid)
-            proc.wait()
+    try:
+        proc.stdin.write(f"{token}\n".encode())
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # it died at once; its exit code and log say why
+    return proc
+
+
+def _run_fresh(args: list[str], timeout_s: float, log: Path, root: Path, token: str,
+               env: dict[str, str] | None, module: str) -> int | None:
+    """A new Python process: the exit code, or None when killed at the timeout."""
+    proc = _popen(args, log, root, token, env, module)
+    try:
+        code: int | None = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        code = None
+    finally:  # timeout, Ctrl-C or a normal exit: nothing it started keeps running
+        kill_group(proc.pid)
+        proc.wait()
     return code
 
 
@@ -156,7 +170,7 @@ def _run_forked(args: list[str], timeout_s: float, log: Path, root: Path, token:
         finished = True  # the server is gone; the child's log and result say what it did
         _server = None
     finally:  # timeout, Ctrl-C or a normal exit: nothing it started keeps running
-        _kill_group(pid)
+        kill_group(pid)
         if not finished and _server is not None:
             try:  # the server reports the killed child's exit; read it to stay in step
                 server.wait(pid, 30.0)

@@ -378,6 +378,7 @@ class RunRecord:
     pairs: list[PairResult] = field(default_factory=list)
     interrupted: bool = False
     builds: dict[str, Any] = field(default_factory=dict)
+    precompile: dict[str, Any] = field(default_factory=dict)  # core.precompile's phase
     expectation_updates: list[str] = field(default_factory=list)
     expectation_skips: list[str] = field(default_factory=list)  # noisy results not stored
     options: dict[str, Any] = field(default_factory=dict)  # targets and options of the run
@@ -396,7 +397,8 @@ class RunRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_dir": str(self.run_dir), "fingerprint": self.fingerprint,
-                "ceilings": self.ceilings, "builds": self.builds, "interrupted": self.interrupted,
+                "ceilings": self.ceilings, "builds": self.builds, "precompile": self.precompile,
+                "interrupted": self.interrupted,
                 "expectation_updates": self.expectation_updates,
                 "expectation_skips": self.expectation_skips, "options": self.options,
                 "wall_s": self.wall_s, "pairs": [p.to_dict() for p in self.pairs]}
@@ -407,6 +409,7 @@ class RunRecord:
                    ceilings=data.get("ceilings", {}),
                    pairs=[PairResult.from_dict(p) for p in data.get("pairs", [])],
                    interrupted=bool(data.get("interrupted", False)), builds=data.get("builds", {}),
+                   precompile=data.get("precompile", {}),
                    expectation_updates=data.get("expectation_updates", []),
                    expectation_skips=data.get("expectation_skips", []),
                    options=data.get("options", {}), wall_s=data.get("wall_s", 0.0))

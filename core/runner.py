@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from core import REPO_ROOT, atomic, compile_time, goodput, precheck, results_csv
+from core import REPO_ROOT, atomic, compile_time, goodput, precheck, precompile, results_csv
 from core import expectations as expect
 from core.expectations import pair_key
 from core.discovery import Example, Pair
@@ -48,6 +48,7 @@ class RunOptions:
     ncu_replay_mode: str = "kernel"
     ncu_clock_control: str = "none"
     mode: str = "full"  # smoke: few samples, one goodput replay, no cold starts, nothing gated or stored
+    precompile: bool = True  # fill the compiler caches in parallel first (core.precompile)
 
 
 SMOKE_GATE = expect.GateResult("smoke", "smoke run: not gated (few samples, shapes a pair may "
@@ -85,6 +86,29 @@ def prebuild(pairs: list[Pair], capability: tuple[int, int]) -> dict[str, Any]:
     built = build_many(sources, capability)
     errors = {f"{p.parent.name}/{p.name}": str(r) for p, r in built.items() if isinstance(r, Exception)}
     return {"files": len(sources), "seconds": round(time.perf_counter() - started, 2), "errors": errors}
+
+
+def run_precompile(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
+                   run_dir: Path, listener: Listener) -> dict[str, Any]:
+    """The compiling sides of `selection`, compiled in parallel into the run's caches."""
+    jobs = precompile.jobs_for(selection)
+    if not jobs:
+        return {}
+    examples = {pair.id: chosen for pair, chosen in selection}
+
+    def spec_for(pair: Pair) -> Path:
+        path = run_dir / "logs" / f"{_safe(pair)}.spec.json"
+        path.write_text(json.dumps(_spec(pair, examples[pair.id], options), indent=2))
+        return path
+    parallel = precompile.parallelism()
+    listener(Note(f"precompiling {len(jobs)} sides that compile (torch.compile, Triton), "
+                  f"{parallel} at a time; --no-precompile skips this ..."))
+    done = precompile.precompile(jobs, spec_for, run_dir / "logs", parallel)
+    failed = f"; {len(done.failed)} failed here and compile in their own pair: " + \
+        "; ".join(done.failed) if done.failed else ""
+    listener(Note(f"precompiled {done.sides - len(done.failed)} of {done.sides} sides in "
+                  f"{done.seconds:.0f} s{failed}"))
+    return done.to_dict()
 
 
 def pair_timeout(pair: Pair, default: float) -> float:
@@ -446,6 +470,9 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                                  tuple(info["capability"]))
         if record.builds["files"]:
             listener(Note(f"built {record.builds['files']} CUDA files in {record.builds['seconds']} s"))
+    if options.precompile and "capability" in info:
+        record.precompile = run_precompile(
+            [(p, e) for p, e in pending if p.id not in checked.skipped], options, run_dir, listener)
     stream = run_dir / "results.jsonl"
     total = len(selection)
     try:

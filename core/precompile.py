@@ -1,0 +1,152 @@
+"""Precompile: fill the compiler caches in parallel before the timed pairs run.
+
+A pair that uses torch.compile, FlexAttention or Triton kernels compiles them in its child,
+one pair after another: 10-20 s of Inductor and Triton work per compiled side on an H100
+host, about a quarter of a full run and most of a smoke run. That work is CPU-bound and
+cached on disk (Inductor's FX-graph and AOT-autograd caches, Triton's kernel cache), so the
+runner does it first, several sides at a time, the way it builds the .cu files first: each
+compiling side gets a fresh process (core.child --cold-start: setup(), make_inputs, one
+run()) with the run's ordinary caches, and the pairs' own children then find the compiled
+code there. Nothing is timed in this phase and no result comes from it; a side that fails
+here compiles in its own child as before and fails there, with the reason, if it must.
+
+What it leaves out, so that what the pairs measure cannot change:
+- sides whose compile benchmarks candidate kernels (`max-autotune`): their choice is baked
+  into the cached code, and a choice made while other compiles share the GPU could differ;
+- pairs with goal compile_time (their cold starts run on empty caches anyway) and pairs that
+  run as several ranks.
+Inductor's runtime choice among a kernel's launch configurations is also a benchmark; the
+children turn off its on-disk cache (`autotune_local_cache`, core.child), so every pair
+makes that choice itself, on an idle GPU, as it did before this phase existed.
+
+`bench run --no-precompile` turns the phase off.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from core.discovery import Example, Pair
+
+# Source text that means a side compiles at run time (in its file or a chapter module it imports).
+COMPILES = re.compile(r"torch\.compile\(|flex_attention|triton\.jit|triton\.autotune")
+# ... and text that keeps it out of this phase (see the module docstring).
+AUTOTUNES = re.compile(r"max[-_]autotune")
+MULTI_GPU = re.compile(r"gpus\s*=\s*[2-9]")
+COMPILE_TIME_GOAL = re.compile(r"""goal\s*=\s*["']compile_time["']""")
+# `from ch10._attention_common import ...` or, inside a chapter, `from ._vec_common import ...`
+LOCAL_IMPORT = re.compile(r"^\s*(?:from|import)\s+(ch\d\d|)\.(\w+)", re.MULTILINE)
+TIMEOUT_S = 300.0  # per side; a side that takes longer compiles in its own child instead
+
+
+@dataclass
+class Job:
+    """One side to precompile."""
+
+    pair: Pair
+    side: str  # "baseline" or a variant's name
+
+
+@dataclass
+class PrecompileRecord:
+    """What the phase did (results.json `precompile`)."""
+
+    sides: int = 0
+    seconds: float = 0.0
+    parallel: int = 0
+    failed: list[str] = field(default_factory=list)  # "chNN:stem/side: see logs/..."
+
+    def to_dict(self) -> dict[str, object]:
+        return {"sides": self.sides, "seconds": self.seconds, "parallel": self.parallel,
+                "failed": self.failed}
+
+
+def source_text(path: Path, seen: set[Path] | None = None) -> str:
+    """A pair file's text plus that of the chapter modules it imports, recursively."""
+    seen = set() if seen is None else seen
+    if path in seen or not path.exists():
+        return ""
+    seen.add(path)
+    text = path.read_text(errors="replace")
+    for chapter, module in LOCAL_IMPORT.findall(text):
+        folder = path.parent.parent / chapter if chapter else path.parent
+        text += "\n" + source_text(folder / f"{module}.py", seen)
+    return text
+
+
+def jobs_for(selection: list[tuple[Pair, list[Example]]]) -> list[Job]:
+    """The sides worth precompiling, in run order."""
+    jobs = []
+    for pair, examples in selection:
+        base = source_text(pair.baseline)
+        if MULTI_GPU.search(base) or COMPILE_TIME_GOAL.search(base) or any(
+                COMPILE_TIME_GOAL.search(source_text(e.optimized)) for e in examples):
+            continue
+        sides = [("baseline", base)] + [(e.name, source_text(e.optimized)) for e in examples]
+        jobs += [Job(pair, name) for name, text in sides
+                 if COMPILES.search(text) and not AUTOTUNES.search(text)]
+    return jobs
+
+
+def parallelism(cpus: int | None = None) -> int:
+    """Sides compiled at once: a compile keeps a few cores busy (Inductor's worker pool), and
+    every side holds its model on the GPU while it compiles."""
+    return max(1, min(6, (cpus or os.cpu_count() or 2) // 3))
+
+
+def precompile(jobs: list[Job], spec_for: Callable[[Pair], Path], logs: Path,
+               parallel: int | None = None, timeout_s: float = TIMEOUT_S) -> PrecompileRecord:
+    """Run `jobs` in fresh processes, `parallel` at a time (`spec_for(pair)`: the pair's spec
+    file, as its own child will read it); Ctrl-C stops every one of them."""
+    from core.process import kill_group, start_fresh
+
+    parallel = parallel or parallelism()
+    threads = str(max(1, (os.cpu_count() or 2) // parallel))
+    record = PrecompileRecord(sides=len(jobs), parallel=parallel)
+    started = time.perf_counter()
+    waiting = list(jobs)
+    running: list[tuple[Job, subprocess.Popen, float, Path]] = []
+    try:
+        while waiting or running:
+            while waiting and len(running) < parallel:
+                job = waiting.pop(0)
+                spec = spec_for(job.pair)
+                name = f"{job.pair.id.replace(':', '_')}.{job.side}.precompile"
+                log, out = logs / f"{name}.log", logs / f"{name}.json"
+                proc = start_fresh(["--cold-start", str(spec), job.side, str(out)], log,
+                                   job.pair.baseline.parent.parent,
+                                   {"TORCHINDUCTOR_COMPILE_THREADS": threads})
+                running.append((job, proc, time.perf_counter(), log))
+            time.sleep(0.1)
+            for item in list(running):
+                job, proc, began, log = item
+                code = proc.poll()
+                late = code is None and time.perf_counter() - began > timeout_s
+                if code is None and not late:
+                    continue
+                kill_group(proc.pid)
+                proc.wait()
+                running.remove(item)
+                if code != 0 or _reported_error(log.with_suffix(".json")):
+                    why = "timed out" if late else "failed"
+                    record.failed.append(f"{job.pair.id}/{job.side}: {why}, see logs/{log.name}")
+    finally:  # Ctrl-C or an error: nothing started here keeps running
+        for _, proc, _, _ in running:
+            kill_group(proc.pid)
+            proc.wait()
+    record.seconds = round(time.perf_counter() - started, 2)
+    return record
+
+
+def _reported_error(result: Path) -> bool:
+    import json
+
+    try:
+        return "error" in json.loads(result.read_text()).get("payload", {})
+    except (OSError, ValueError, AttributeError):
+        return True

@@ -1,0 +1,94 @@
+"""The precompile phase (core.precompile): which sides it compiles first, and how it runs them."""
+from __future__ import annotations
+
+import time
+
+from core import precompile
+from core.discovery import select
+from core.runner import RunOptions, run_suite
+from tests.conftest import VEC_COMMON, vec_pair_file
+
+COMPILED = vec_pair_file(setup="self.add = torch.compile(lambda x, y: x + y)",
+                         run="x, y = inputs\nreturn self.add(x, y)")
+
+
+def test_it_picks_the_sides_that_compile_even_through_a_shared_module(make_chapter, fake_root):
+    make_chapter("ch95", {
+        "_vec_common.py": VEC_COMMON,
+        "_compiled_common.py": "import torch\nADD = lambda f: torch.compile(f)\n",
+        "baseline_vec.py": vec_pair_file(),  # plain eager: nothing to compile
+        "optimized_vec.py": COMPILED,
+        "optimized_vec_shared.py": "from ._compiled_common import ADD\n" + vec_pair_file(),
+        "optimized_vec_tuned.py": COMPILED.replace("torch.compile(lambda x, y: x + y)",
+                                                   "torch.compile(lambda x, y: x + y, mode='max-autotune')"),
+    })
+    make_chapter("ch96", {  # cold starts on empty caches are this pair's measure: left alone
+        "_vec_common.py": VEC_COMMON, "baseline_vec.py": COMPILED,
+        "optimized_vec.py": vec_pair_file(attrs="goal = 'compile_time'"),
+    })
+    make_chapter("ch97", {  # runs as two ranks: left alone
+        "_vec_common.py": VEC_COMMON, "optimized_vec.py": COMPILED,
+        "baseline_vec.py": vec_pair_file(attrs="requires = Requirements(gpus=2)"),
+    })
+    jobs = precompile.jobs_for(select(["ch95", "ch96", "ch97"], root=fake_root))
+    assert [(j.pair.id, j.side) for j in jobs] == [("ch95:vec", "vec"), ("ch95:vec", "vec_shared")]
+
+
+def test_each_side_compiles_in_a_process_of_its_own_and_failures_are_listed(
+        make_chapter, fake_root, tmp_path, monkeypatch):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("AISP_TEST_MARKS", str(marks))
+    mark = "import os\nopen(os.path.join(os.environ['AISP_TEST_MARKS'], str(os.getpid())), 'w').close()"
+    make_chapter("ch95", {
+        "_vec_common.py": VEC_COMMON,
+        "baseline_vec.py": vec_pair_file(setup=mark),
+        "optimized_vec.py": vec_pair_file(setup=mark),
+        "optimized_vec_broken.py": vec_pair_file(setup="raise RuntimeError('no compiler here')"),
+        "optimized_vec_stuck.py": vec_pair_file(setup="time.sleep(120)"),
+    })
+    (pair, examples), = select(["ch95"], root=fake_root)
+    jobs = [precompile.Job(pair, side) for side in ("baseline", "vec", "vec_broken", "vec_stuck")]
+    spec = tmp_path / "spec.json"
+    spec.write_text(__import__("json").dumps({
+        "pair": pair.id, "baseline": str(pair.baseline), "seed": 0,
+        "examples": [{"name": e.name, "id": e.id, "path": str(e.optimized)} for e in examples]}))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    started = time.perf_counter()
+    done = precompile.precompile(jobs, lambda p: spec, logs, parallel=2, timeout_s=20)
+    assert time.perf_counter() - started < 90  # the stuck side was killed at its timeout
+    assert (done.sides, done.parallel) == (4, 2)
+    assert len(list(marks.iterdir())) == 2  # baseline and vec: two processes
+    assert done.failed == ["ch95:vec/vec_broken: failed, see logs/ch95_vec.vec_broken.precompile.log",
+                           "ch95:vec/vec_stuck: timed out, see logs/ch95_vec.vec_stuck.precompile.log"]
+    assert "no compiler here" in (logs / "ch95_vec.vec_broken.precompile.json").read_text()
+
+
+def test_the_run_precompiles_only_where_it_compiles_for_a_gpu_and_not_when_told_not_to(
+        make_chapter, fake_root, tmp_path, monkeypatch):
+    import core.runner
+
+    make_chapter("ch95", {"_vec_common.py": VEC_COMMON, "baseline_vec.py": vec_pair_file(),
+                          "optimized_vec.py": COMPILED})
+    calls = []
+
+    def fake(jobs, spec_for, logs, parallel=None, timeout_s=0):
+        calls.append([(j.pair.id, j.side, spec_for(j.pair).exists()) for j in jobs])
+        return precompile.PrecompileRecord(sides=len(jobs), seconds=0.5, parallel=parallel)
+    monkeypatch.setattr(precompile, "precompile", fake)
+    selection = select(["ch95"], root=fake_root)
+    options = RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs")
+    record = run_suite(selection, options)  # a CPU run: no GPU to compile for
+    assert calls == [] and record.precompile == {}
+    real_probe = core.runner.probe
+    monkeypatch.setattr(core.runner, "probe", lambda run_dir: {**real_probe(run_dir), "capability": [9, 0]})
+    monkeypatch.setattr(core.runner, "prebuild", lambda pairs, capability: {"files": 0})
+    record = run_suite(selection, options)
+    assert calls == [[("ch95:vec", "vec", True)]]  # its spec is written before it compiles
+    assert record.precompile["sides"] == 1
+    assert [ex.status for ex in record.rows] == ["ok"]
+    calls.clear()
+    run_suite(selection, RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs",
+                                    precompile=False))
+    assert calls == []
