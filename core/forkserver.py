@@ -46,6 +46,8 @@ START_TIMEOUT_S = 120.0  # importing torch on a busy machine
 # touches CUDA, starts a thread or starts Inductor's compile workers (those start at a
 # child's first compile, in the child), so the server imports them once and its children
 # inherit them. A module that is missing (no Triton on a CPU-only install) is left out.
+# Whether a forked child can still use CUDA afterwards is checked at every start
+# (cuda_survives_fork); if not, the runner starts a server without the preload.
 PRELOADED = ("torch._dynamo", "torch._functorch.aot_autograd", "torch._inductor.compile_fx",
              "torch._inductor.codegen.triton", "torch._inductor.select_algorithm",
              "torch._inductor.kernel.mm", "torch._inductor.runtime.triton_heuristics",
@@ -59,15 +61,23 @@ class ForkServerError(RuntimeError):
 class ForkServer:
     """The runner's handle on one server process (one run at a time, one child at a time)."""
 
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "core.forkserver"], cwd=REPO_ROOT,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
-        self._buffer = b""
+    def __init__(self, preload: bool = True) -> None:
+        self._start(preload)
         ready = self._read(START_TIMEOUT_S)
+        if preload and ready == {"ready": False, "why": PRELOAD_BROKE_CUDA}:
+            self.close()  # it cannot unimport what broke CUDA: a server without the preload
+            self._start(preload=False)
+            ready = self._read(START_TIMEOUT_S)
         if ready != {"ready": True}:
             self.close()
             raise ForkServerError(f"it did not start (said {ready!r})")
+
+    def _start(self, preload: bool) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "core.forkserver", *([] if preload else ["--no-preload"])],
+            cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+        self._buffer = b""
 
     def start(self, args: list[str], log: Path, env: dict[str, str], token: str,
               path: list[str]) -> int:
@@ -166,6 +176,10 @@ def _run_child(request: dict[str, Any]) -> None:
             os._exit(code)
 
 
+PRELOAD_BROKE_CUDA = "a child forked after the preload cannot use CUDA"
+CUDA_BROKEN = "a child forked from the server cannot use CUDA"
+
+
 def preload(modules: tuple[str, ...] = PRELOADED) -> list[str]:
     """Import what every compiling child would import; the names that could not be imported."""
     import importlib
@@ -179,13 +193,34 @@ def preload(modules: tuple[str, ...] = PRELOADED) -> list[str]:
     return missing
 
 
-def serve() -> None:
+def cuda_survives_fork() -> bool:
+    """Whether a child forked now can use the GPU (or finds none): False when something in
+    this process started CUDA, which a forked child cannot use ("initialization error")."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            import torch
+
+            code = 0 if not torch.cuda.is_available() else int(torch.ones(1, device="cuda").item() != 1)
+        finally:
+            os._exit(code)  # never the server's atexit handlers, never its protocol pipe
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def serve(with_preload: bool = True) -> None:
     import torch  # noqa: F401 - the point of the server: imported once, CUDA untouched
 
     from core import child  # noqa: F401 - and the harness, before any fork
 
-    preload()
-
+    if with_preload:
+        preload()
+    # Checked, not assumed: on an H100 host the preload once started CUDA here (a CPU-only
+    # machine cannot show it), and every child of that run failed with "initialization error".
+    if not cuda_survives_fork():
+        _send({"ready": False, "why": PRELOAD_BROKE_CUDA if with_preload else CUDA_BROKEN})
+        return
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner stops it; Ctrl-C is the runner's
     _send({"ready": True})
     for line in sys.stdin.buffer:
@@ -199,4 +234,4 @@ def serve() -> None:
 
 
 if __name__ == "__main__":
-    serve()
+    serve(with_preload="--no-preload" not in sys.argv[1:])

@@ -2,6 +2,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from core import REPO_ROOT, forkserver
 
 
@@ -20,3 +22,22 @@ def test_preloading_the_compiler_stack_starts_no_thread_and_leaves_cuda_alone():
 
 def test_a_module_that_cannot_be_imported_is_reported_not_raised():
     assert forkserver.preload(("json", "aisp_no_such_module")) == ["aisp_no_such_module"]
+
+
+def test_a_child_forked_from_a_server_that_never_touched_cuda_can_use_it_or_finds_none():
+    assert forkserver.cuda_survives_fork()
+
+
+def test_a_preload_that_broke_cuda_gives_way_to_a_server_without_it(monkeypatch):
+    # what an H100 host showed: after the preload, no forked child could start CUDA
+    started, replies = [], [{"ready": False, "why": forkserver.PRELOAD_BROKE_CUDA}, {"ready": True}]
+    monkeypatch.setattr(forkserver.ForkServer, "_start", lambda self, preload: started.append(preload))
+    monkeypatch.setattr(forkserver.ForkServer, "_read", lambda self, timeout: replies.pop(0))
+    monkeypatch.setattr(forkserver.ForkServer, "close", lambda self: None)
+    forkserver.ForkServer()
+    assert started == [True, False]
+    started.clear()
+    replies[:] = [{"ready": False, "why": forkserver.CUDA_BROKEN}]
+    with pytest.raises(forkserver.ForkServerError, match="cannot use CUDA"):
+        forkserver.ForkServer()  # no server at all: the run starts fresh processes
+    assert started == [True]
