@@ -823,15 +823,15 @@ def peak_ranks(needed: int, argv: list[str], token: str, out: Path) -> dict[str,
     return payload
 
 
-def _choose_launch_configs_here() -> None:
-    """Inductor benchmarks a generated kernel's launch configurations at its first call and
-    keeps the winner on disk for the next process. Off: every pair's child makes that choice
-    itself, on its own GPU time, never one made while other processes shared the GPU (the
-    run's precompile phase, core.precompile) or in an earlier run."""
-    try:
-        import torch._inductor.config as inductor_config
-    except ImportError:  # a torch without Inductor: nothing to choose
-        return
+def _keep_no_launch_config_picks() -> None:
+    """In a precompile process (core.precompile): Inductor benchmarks a generated kernel's
+    launch configurations at its first call and, by default, keeps the winner on disk for
+    later processes. A choice made here, while other compiles share the GPU, must not be the
+    one a pair's child uses: the kernels compiled here are told not to keep or read picks
+    (the setting is not part of Inductor's cache key), so the pair's child benchmarks them
+    itself, on an idle GPU, as it always did."""
+    import torch._inductor.config as inductor_config
+
     inductor_config.autotune_local_cache = False
 
 
@@ -847,8 +847,8 @@ def main(argv: list[str]) -> int:
     # Ranks share the launcher's stdin: only rank 0 reads the token (and signs the result).
     token = "" if mode == "--profile-side" or rank != 0 else read_token()
     GUARD = Guard()
-    if mode not in ("--probe", "--peak-ranks"):
-        _choose_launch_configs_here()
+    if os.environ.get("AISP_PRECOMPILING") == "1":
+        _keep_no_launch_config_picks()
     if mode == "--profile-side":
         from core.profiling import profile_side
 

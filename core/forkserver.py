@@ -40,18 +40,15 @@ from core import REPO_ROOT
 
 START_TIMEOUT_S = 120.0  # importing torch on a busy machine
 
-# The compiler stack a pair's torch.compile / FlexAttention / Triton code imports on first use
-# (dynamo, AOT autograd, Inductor's lowering and Triton code generation, Triton itself):
-# ~3.5 s per process on a CPU here, paid by every pair that compiles. None of these imports
-# touches CUDA, starts a thread or starts Inductor's compile workers (those start at a
-# child's first compile, in the child), so the server imports them once and its children
-# inherit them. A module that is missing (no Triton on a CPU-only install) is left out.
-# Whether a forked child can still use CUDA afterwards is checked at every start
-# (cuda_survives_fork); if not, the runner starts a server without the preload.
-PRELOADED = ("torch._dynamo", "torch._functorch.aot_autograd", "torch._inductor.compile_fx",
-             "torch._inductor.codegen.triton", "torch._inductor.select_algorithm",
-             "torch._inductor.kernel.mm", "torch._inductor.runtime.triton_heuristics",
-             "torch.nn.attention.flex_attention", "triton", "triton.compiler")
+# The compiler front end a pair's torch.compile / FlexAttention / Triton code imports on first
+# use (dynamo, AOT autograd, FlexAttention, Triton): ~2 s per process, paid by every pair that
+# compiles. None of these starts CUDA, a thread or Inductor's compile workers. Inductor's own
+# modules are left to the child: on an H100 host, importing torch._inductor.compile_fx (or any
+# module that imports it) here left every forked child unable to start CUDA, which a CPU-only
+# machine cannot show. So every server start also checks that a forked child can still use
+# CUDA (cuda_survives_fork); if not, the runner starts a server without the preload.
+PRELOADED = ("torch._dynamo", "torch._functorch.aot_autograd", "torch.nn.attention.flex_attention",
+             "triton", "triton.compiler")
 
 
 class ForkServerError(RuntimeError):
@@ -216,8 +213,8 @@ def serve(with_preload: bool = True) -> None:
 
     if with_preload:
         preload()
-    # Checked, not assumed: on an H100 host the preload once started CUDA here (a CPU-only
-    # machine cannot show it), and every child of that run failed with "initialization error".
+    # Checked, not assumed: a preload of Inductor's modules once started CUDA here on an H100
+    # host, and every child of that run failed with "initialization error".
     if not cuda_survives_fork():
         _send({"ready": False, "why": PRELOAD_BROKE_CUDA if with_preload else CUDA_BROKEN})
         return

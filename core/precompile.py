@@ -16,8 +16,8 @@ What it leaves out, so that what the pairs measure cannot change:
 - pairs with goal compile_time (their cold starts run on empty caches anyway) and pairs that
   run as several ranks.
 Inductor's runtime choice among a kernel's launch configurations is also a benchmark; the
-children turn off its on-disk cache (`autotune_local_cache`, core.child), so every pair
-makes that choice itself, on an idle GPU, as it did before this phase existed.
+kernels compiled here do not keep it on disk (`autotune_local_cache`, core.child), so every
+pair makes that choice itself, on an idle GPU, as it did before this phase existed.
 
 `bench run --no-precompile` turns the phase off.
 """
@@ -94,9 +94,10 @@ def jobs_for(selection: list[tuple[Pair, list[Example]]]) -> list[Job]:
 
 
 def parallelism(cpus: int | None = None) -> int:
-    """Sides compiled at once: a compile keeps a few cores busy (Inductor's worker pool), and
-    every side holds its model on the GPU while it compiles."""
-    return max(1, min(6, (cpus or os.cpu_count() or 2) // 3))
+    """Sides compiled at once, each compiling its kernels in its own process (no Inductor
+    worker pool: starting one costs a few seconds of imports per side). Every side holds its
+    model on the GPU while it compiles, so not more than 8."""
+    return max(1, min(8, (cpus or os.cpu_count() or 2) // 2))
 
 
 def precompile(jobs: list[Job], spec_for: Callable[[Pair], Path], logs: Path,
@@ -106,7 +107,6 @@ def precompile(jobs: list[Job], spec_for: Callable[[Pair], Path], logs: Path,
     from core.process import kill_group, start_fresh
 
     parallel = parallel or parallelism()
-    threads = str(max(1, (os.cpu_count() or 2) // parallel))
     record = PrecompileRecord(sides=len(jobs), parallel=parallel)
     started = time.perf_counter()
     waiting = list(jobs)
@@ -120,7 +120,7 @@ def precompile(jobs: list[Job], spec_for: Callable[[Pair], Path], logs: Path,
                 log, out = logs / f"{name}.log", logs / f"{name}.json"
                 proc = start_fresh(["--cold-start", str(spec), job.side, str(out)], log,
                                    job.pair.baseline.parent.parent,
-                                   {"TORCHINDUCTOR_COMPILE_THREADS": threads})
+                                   {"TORCHINDUCTOR_COMPILE_THREADS": "1", "AISP_PRECOMPILING": "1"})
                 running.append((job, proc, time.perf_counter(), log))
             time.sleep(0.1)
             for item in list(running):
