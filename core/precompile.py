@@ -110,7 +110,7 @@ def precompile(jobs: list[Job], spec_for: Callable[[Pair], Path], logs: Path,
     record = PrecompileRecord(sides=len(jobs), parallel=parallel)
     started = time.perf_counter()
     waiting = list(jobs)
-    running: list[tuple[Job, subprocess.Popen, float, Path]] = []
+    running: list[tuple[Job, subprocess.Popen, float, Path, Path]] = []  # job, process, start, log, result
     try:
         while waiting or running:
             while waiting and len(running) < parallel:
@@ -121,10 +121,10 @@ def precompile(jobs: list[Job], spec_for: Callable[[Pair], Path], logs: Path,
                 proc = start_fresh(["--cold-start", str(spec), job.side, str(out)], log,
                                    job.pair.baseline.parent.parent,
                                    {"TORCHINDUCTOR_COMPILE_THREADS": "1", "AISP_PRECOMPILING": "1"})
-                running.append((job, proc, time.perf_counter(), log))
+                running.append((job, proc, time.perf_counter(), log, out))
             time.sleep(0.1)
             for item in list(running):
-                job, proc, began, log = item
+                job, proc, began, log, out = item
                 code = proc.poll()
                 late = code is None and time.perf_counter() - began > timeout_s
                 if code is None and not late:
@@ -132,11 +132,11 @@ def precompile(jobs: list[Job], spec_for: Callable[[Pair], Path], logs: Path,
                 kill_group(proc.pid)
                 proc.wait()
                 running.remove(item)
-                if code != 0 or _reported_error(log.with_suffix(".json")):
+                if code != 0 or _reported_error(out):
                     why = "timed out" if late else "failed"
                     record.failed.append(f"{job.pair.id}/{job.side}: {why}, see logs/{log.name}")
     finally:  # Ctrl-C or an error: nothing started here keeps running
-        for _, proc, _, _ in running:
+        for _, proc, _, _, _ in running:
             kill_group(proc.pid)
             proc.wait()
     record.seconds = round(time.perf_counter() - started, 2)
