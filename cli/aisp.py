@@ -193,9 +193,9 @@ def run(
     precompile: bool = typer.Option(True, "--precompile/--no-precompile", help=(
         "Before the pairs, compile the sides that use torch.compile or Triton in parallel "
         "(fresh processes, several at a time) so each pair finds its compiled code in the "
-        "ordinary on-disk caches: nothing timed changes, the run gets shorter. Sides whose "
-        "compile benchmarks kernels (max-autotune) and compile_time pairs compile in their "
-        "own pair as before.")),
+        "ordinary on-disk caches: nothing timed changes, the run gets shorter. compile_time "
+        "pairs, and in a full run sides whose compile benchmarks kernels (max-autotune), "
+        "compile in their own pair as before.")),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=(
         "Print only the final table and its verdict lines: no per-pair progress.")),
     verbose: bool = typer.Option(False, "--verbose", "-v", help=(

@@ -91,7 +91,7 @@ def prebuild(pairs: list[Pair], capability: tuple[int, int]) -> dict[str, Any]:
 def run_precompile(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                    run_dir: Path, listener: Listener) -> dict[str, Any]:
     """The compiling sides of `selection`, compiled in parallel into the run's caches."""
-    jobs = precompile.jobs_for(selection)
+    jobs = precompile.jobs_for(selection, smoke=options.mode == "smoke")
     if not jobs:
         return {}
     examples = {pair.id: chosen for pair, chosen in selection}

@@ -32,6 +32,9 @@ def test_it_picks_the_sides_that_compile_even_through_a_shared_module(make_chapt
     })
     jobs = precompile.jobs_for(select(["ch95", "ch96", "ch97"], root=fake_root))
     assert [(j.pair.id, j.side) for j in jobs] == [("ch95:vec", "vec"), ("ch95:vec", "vec_shared")]
+    # a smoke run keeps no timing: the autotuned side is precompiled too, the rest unchanged
+    smoke = precompile.jobs_for(select(["ch95", "ch96", "ch97"], root=fake_root), smoke=True)
+    assert [j.side for j in smoke] == ["vec", "vec_shared", "vec_tuned"]
 
 
 def test_each_side_compiles_in_a_process_of_its_own_and_failures_are_listed(
