@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 
 from ch13._kv_cache_common import KvCacheDecode
-from ch13.optimized_kv_cache import decode_into
+from ch13.optimized_kv_cache import DECODE_LOOP_CPU_BOUND, decode_into
 from core.benchmark import BenchContext
 
 
@@ -38,6 +38,8 @@ class SlotPool:
 
 
 class PooledCache(KvCacheDecode):
+    cpu_bound = DECODE_LOOP_CPU_BOUND
+
     def setup(self, ctx: BenchContext) -> None:
         c = self.cfg
         self.slots = 2 * c.batch
