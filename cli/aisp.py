@@ -196,6 +196,11 @@ def run(
         "ordinary on-disk caches: nothing timed changes, the run gets shorter. compile_time "
         "pairs, and in a full run sides whose compile benchmarks kernels (max-autotune), "
         "compile in their own pair as before.")),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help=(
+        "--mode smoke only: run this many pairs at a time, each in its own process (default: "
+        "4 on a GPU, fewer on a host with under 16 cores; 1 on a CPU-only machine). A pair "
+        "that fails beside others runs again alone, and that result is kept. A full run "
+        "times pairs one at a time: its timings need the GPU to themselves.")),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=(
         "Print only the final table and its verdict lines: no per-pair progress.")),
     verbose: bool = typer.Option(False, "--verbose", "-v", help=(
@@ -235,6 +240,10 @@ def run(
     if mode == Mode.smoke and update_expectations:
         _usage_error("--mode smoke measures too little to store: drop --update-expectations, "
                      "or run --mode full")
+    if jobs is not None and jobs > 1 and mode != Mode.smoke:
+        _usage_error(f"--jobs {jobs} runs pairs side by side, which only --mode smoke allows: "
+                     f"a full run's timings need the GPU to themselves; add --mode smoke, or "
+                     f"drop --jobs")
     if mode == Mode.smoke:
         iterations = 3 if iterations is None else iterations
         warmup = 1 if warmup is None else warmup
@@ -245,7 +254,7 @@ def run(
                          output_dir=output_dir, resume=resume, profile=profile.value,
                          ncu_replay_mode=ncu_replay_mode.value,
                          ncu_clock_control=ncu_clock_control, mode=mode.value,
-                         precompile=precompile)
+                         precompile=precompile, jobs=jobs)
     if resume is not None and not (resume / "results.jsonl").exists():
         _usage_error(f"--resume {resume}: no results.jsonl there; pass the run directory of an "
                      f"earlier `bench run`")
@@ -345,6 +354,7 @@ def _option_words(options: RunOptions) -> list[str]:
             words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
     words += ["--update-expectations"] if options.update_expectations else []
     words += ["--no-precompile"] if not options.precompile else []
+    words += ["--jobs", str(options.jobs)] if options.jobs is not None else []
     words += ["--strict"] if options.strict else []
     return words
 

@@ -86,13 +86,18 @@ def jobs_for(selection: list[tuple[Pair, list[Example]]], smoke: bool = False) -
     jobs = []
     for pair, examples in selection:
         base = source_text(pair.baseline)
-        if MULTI_GPU.search(base) or COMPILE_TIME_GOAL.search(base) or any(
+        if runs_as_ranks(pair) or COMPILE_TIME_GOAL.search(base) or any(
                 COMPILE_TIME_GOAL.search(source_text(e.optimized)) for e in examples):
             continue
         sides = [("baseline", base)] + [(e.name, source_text(e.optimized)) for e in examples]
         jobs += [Job(pair, name) for name, text in sides
                  if COMPILES.search(text) and (smoke or not AUTOTUNES.search(text))]
     return jobs
+
+
+def runs_as_ranks(pair: Pair) -> bool:
+    """The pair declares several GPUs (`gpus = N`): it runs as ranks, or drives every GPU."""
+    return bool(MULTI_GPU.search(source_text(pair.baseline)))
 
 
 def parallelism(cpus: int | None = None) -> int:

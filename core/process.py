@@ -19,6 +19,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,10 +105,16 @@ def _popen(args: list[str], log: Path, root: Path, token: str, env: dict[str, st
     return proc
 
 
+_running: set[int] = set()  # process groups of fresh children being waited for (kill_running)
+_running_lock = threading.Lock()
+
+
 def _run_fresh(args: list[str], timeout_s: float, log: Path, root: Path, token: str,
                env: dict[str, str] | None, module: str) -> int | None:
     """A new Python process: the exit code, or None when killed at the timeout."""
     proc = _popen(args, log, root, token, env, module)
+    with _running_lock:
+        _running.add(proc.pid)
     try:
         code: int | None = proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -115,7 +122,17 @@ def _run_fresh(args: list[str], timeout_s: float, log: Path, root: Path, token: 
     finally:  # timeout, Ctrl-C or a normal exit: nothing it started keeps running
         kill_group(proc.pid)
         proc.wait()
+        with _running_lock:
+            _running.discard(proc.pid)
     return code
+
+
+def kill_running() -> None:
+    """Kill every fresh child that some thread is waiting for (core.side_by_side on Ctrl-C:
+    the interrupt reaches only the main thread); their waits then return at once."""
+    with _running_lock:
+        for pgid in list(_running):
+            kill_group(pgid)
 
 
 # --- the run's fork server (core.forkserver) ---------------------------------------------------

@@ -284,9 +284,12 @@ def time_line(record: RunRecord, slowest: int = 3) -> str:
         return (f"{p.pair} {p.duration_s:.0f} s (verify {i.verify_s:.0f}, checks {i.checks_s:.0f}, "
                 f"timing {i.timing_s:.0f})")
     top = sorted(ran, key=lambda p: -p.duration_s)[:slowest]
+    where = (f"{_duration(pairs_s)} in pairs, the rest probing, ceilings, builds and precompiling"
+             if pairs_s <= record.wall_s else
+             f"the pairs' own times add up to {_duration(pairs_s)}: several ran at a time "
+             f"(smoke), or some were kept from the run this one resumed")
     return (f"time: {_duration(record.wall_s)} for {len(ran)} pair{'s' if len(ran) > 1 else ''} run "
-            f"({_duration(pairs_s)} in pairs, the rest probing, ceilings and builds); "
-            f"slowest: " + ", ".join(parts(p) for p in top))
+            f"({where}); slowest: " + ", ".join(parts(p) for p in top))
 
 
 def _profile_lines(pairs: list[PairResult]) -> list[str]:

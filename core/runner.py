@@ -21,9 +21,9 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from core import REPO_ROOT, atomic, compile_time, goodput, precheck, precompile, results_csv
+from core import REPO_ROOT, atomic, compile_time, goodput, precheck, precompile, results_csv, side_by_side
 from core import expectations as expect
 from core.expectations import pair_key
 from core.discovery import Example, Pair
@@ -49,6 +49,7 @@ class RunOptions:
     ncu_clock_control: str = "none"
     mode: str = "full"  # smoke: few samples, one goodput replay, no cold starts, nothing gated or stored
     precompile: bool = True  # fill the compiler caches in parallel first (core.precompile)
+    jobs: int | None = None  # smoke: pairs at a time (core.side_by_side); None: its default on a GPU
 
 
 SMOKE_GATE = expect.GateResult("smoke", "smoke run: not gated (few samples, shapes a pair may "
@@ -109,6 +110,41 @@ def run_precompile(selection: list[tuple[Pair, list[Example]]], options: RunOpti
     listener(Note(f"precompiled {done.sides - len(done.failed)} of {done.sides} sides in "
                   f"{done.seconds:.0f} s{failed}"))
     return done.to_dict()
+
+
+def side_by_side_jobs(options: RunOptions, info: dict[str, Any]) -> int:
+    """Pairs at a time: several only in a smoke run without profiling (core.side_by_side);
+    by default only on a GPU, where a CPU-only machine's pairs would share its few cores."""
+    if options.mode != "smoke" or options.profile != "none":
+        return 1
+    if options.jobs is not None:
+        return max(1, options.jobs)
+    return side_by_side.default_jobs() if "capability" in info else 1
+
+
+Queued = tuple[int, Pair, list[Example]]  # (position in the selection, pair, its examples)
+
+
+def run_side_by_side(queue: list[Queued], total: int, jobs: int,
+                     measure: Callable[[Pair, list[Example]], PairResult],
+                     keep: Callable[[int, PairResult], None], listener: Listener) -> list[Queued]:
+    """A smoke run's pairs `jobs` at a time, those that compile first (they take longest).
+    Returns what runs one at a time after them: pairs that run as several ranks (they take
+    every GPU), and pairs that failed beside others (their result is not kept)."""
+    several = [q for q in queue if precompile.runs_as_ranks(q[1])]
+    alone = [q for q in queue if q not in several]
+    compiling = {job.pair.id for job in precompile.jobs_for([(p, e) for _, p, e in alone], smoke=True)}
+    alone.sort(key=lambda q: (q[1].id not in compiling, q[0]))
+    listener(Note(f"smoke: {len(alone)} pairs, {jobs} at a time, each in its own process; a pair "
+                  f"that fails beside others runs again alone at the end (--jobs 1: one by one)"))
+
+    def finished(q: Queued, result: PairResult) -> None:
+        listener(PairStarted(q[0], total, q[1].id))  # its line goes right above its result
+        keep(q[0], result)
+    failed = side_by_side.run(alone, lambda q: measure(q[1], q[2]), finished, jobs)
+    for q, result in failed:
+        listener(Note(f"{q[1].id} failed beside other pairs; it runs again alone at the end"))
+    return sorted(several + [q for q, _ in failed], key=lambda q: q[0])
 
 
 def pair_timeout(pair: Pair, default: float) -> float:
@@ -470,51 +506,66 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                                  tuple(info["capability"]))
         if record.builds["files"]:
             listener(Note(f"built {record.builds['files']} CUDA files in {record.builds['seconds']} s"))
-    if options.precompile and "capability" in info:
+    serial = [(i, p, e) for i, (p, e) in enumerate(selection, 1)]
+    jobs = side_by_side_jobs(options, info)
+    if options.precompile and "capability" in info and jobs == 1:
         record.precompile = run_precompile(
             [(p, e) for p, e in pending if p.id not in checked.skipped], options, run_dir, listener)
     stream = run_dir / "results.jsonl"
     total = len(selection)
+    order = {pair.id: i for i, (pair, _) in enumerate(selection)}
+
+    def measure(pair: Pair, examples: list[Example]) -> PairResult:
+        """One pair: its child (or the skip decided without one), then what follows it."""
+        began = time.perf_counter()
+        if pair.id in checked.skipped:  # its requirements are not met here: no child
+            pair_result = checked.skipped[pair.id]
+        else:
+            entries = gate_entries(examples, stored_for(pair, PairResult(pair=pair.id)), options)
+            pair_result = run_pair(pair, examples, options, run_dir, entries)
+        if options.mode != "smoke" and any(ex.goal == "compile_time" and ex.measured
+                                           for ex in pair_result.examples):
+            listener(Note(f"      cold starts ({compile_time.COLD_STARTS} per side, fresh "
+                          f"processes, empty compiler caches) ..."))
+            measure_cold_starts(pair, examples, pair_result, options, run_dir)
+        annotate(pair_result, pair, ceilings, stored_for(pair, pair_result))
+        if options.mode == "smoke":
+            for ex in pair_result.examples:
+                ex.expectation = SMOKE_GATE if ex.measured else ex.expectation
+        if options.profile != "none" and pair_result.status == "ok" and pair_result.ranks > 1:
+            pair_result.profile = {"mode": options.profile, "status": "skipped", "reason":
+                                   "profiling runs one process; multi-GPU pairs are not "
+                                   "profiled yet"}
+        elif options.profile != "none" and pair_result.status == "ok":
+            listener(Note(f"      profiling ({options.profile}) ..."))
+            pair_result.profile = profile_pair(pair, examples, pair_result, options, run_dir)
+        # what the pair cost this run: its child, plus cold starts and profiling
+        pair_result.duration_s = round(time.perf_counter() - began, 3)
+        return pair_result
+
+    def keep(index: int, pair_result: PairResult) -> None:
+        record.pairs.append(pair_result)
+        with open(stream, "a") as handle:
+            handle.write(json.dumps(pair_result.to_dict()) + "\n")
+        results_csv.write(record, run_dir / "results.csv")
+        listener(PairFinished(index, total, pair_result))
+
     try:
+        for index, (pair, _) in enumerate(selection, 1):
+            if pair.id in finished:
+                record.pairs.append(finished[pair.id])
+                listener(PairFinished(index, total, finished[pair.id], kept=True))
+        serial = [(i, p, e) for i, p, e in serial if p.id not in finished]
+        if jobs > 1:
+            serial = run_side_by_side(serial, total, jobs, measure, keep, listener)
         with fork_server():  # torch imported once per run; each pair still gets a fresh child
-            for index, (pair, examples) in enumerate(selection, 1):
-                if pair.id in finished:
-                    record.pairs.append(finished[pair.id])
-                    listener(PairFinished(index, total, finished[pair.id], kept=True))
-                    continue
+            for index, pair, examples in serial:
                 listener(PairStarted(index, total, pair.id))
-                began = time.perf_counter()
-                if pair.id in checked.skipped:  # its requirements are not met here: no child
-                    pair_result = checked.skipped[pair.id]
-                else:
-                    entries = gate_entries(examples, stored_for(pair, PairResult(pair=pair.id)), options)
-                    pair_result = run_pair(pair, examples, options, run_dir, entries)
-                if options.mode != "smoke" and any(ex.goal == "compile_time" and ex.measured
-                                                   for ex in pair_result.examples):
-                    listener(Note(f"      cold starts ({compile_time.COLD_STARTS} per side, fresh "
-                                  f"processes, empty compiler caches) ..."))
-                    measure_cold_starts(pair, examples, pair_result, options, run_dir)
-                annotate(pair_result, pair, ceilings, stored_for(pair, pair_result))
-                if options.mode == "smoke":
-                    for ex in pair_result.examples:
-                        ex.expectation = SMOKE_GATE if ex.measured else ex.expectation
-                if options.profile != "none" and pair_result.status == "ok" and pair_result.ranks > 1:
-                    pair_result.profile = {"mode": options.profile, "status": "skipped", "reason":
-                                           "profiling runs one process; multi-GPU pairs are not "
-                                           "profiled yet"}
-                elif options.profile != "none" and pair_result.status == "ok":
-                    listener(Note(f"      profiling ({options.profile}) ..."))
-                    pair_result.profile = profile_pair(pair, examples, pair_result, options, run_dir)
-                # what the pair cost this run: its child, plus cold starts and profiling
-                pair_result.duration_s = round(time.perf_counter() - began, 3)
-                record.pairs.append(pair_result)
-                with open(stream, "a") as handle:
-                    handle.write(json.dumps(pair_result.to_dict()) + "\n")
-                results_csv.write(record, run_dir / "results.csv")
-                listener(PairFinished(index, total, pair_result))
+                keep(index, measure(pair, examples))
     except KeyboardInterrupt:
         record.interrupted = True
         listener(Note("interrupted: keeping the pairs measured so far"))
+    record.pairs.sort(key=lambda result: order.get(result.pair, len(order)))
     if options.update_expectations and not record.interrupted:
         write_expectations(record, selection, key)
     record.wall_s = round(time.perf_counter() - started, 1)

@@ -1,0 +1,75 @@
+"""Smoke runs, several pairs at a time on one GPU.
+
+A smoke run (`bench run --mode smoke`) checks that every pair runs and verifies; it keeps no
+timing, so nothing it reports suffers when pairs share the GPU. One pair after another, a
+smoke run of every chapter is mostly waiting: process starts, imports, compiles and
+verification on the host while the GPU idles. `run()` keeps `jobs` pairs going at once, each
+in its own fresh child process, exactly as the runner would run it alone.
+
+Sharing can still break a pair that would pass alone (the GPU's memory, a host-side timeout),
+so a pair that fails beside others is not reported: it is handed back, and the runner runs it
+again alone, after the rest, and keeps that result. Ctrl-C kills every child in flight
+(core.process.kill_running); pairs cut short that way are left out, so `--resume` runs them.
+
+A full run never comes here: timings need the GPU to themselves.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Callable, TypeVar
+
+from core.record import PairResult
+
+Job = TypeVar("Job")
+
+
+def default_jobs(cpus: int | None = None) -> int:
+    """Pairs at a time: 4, fewer on a host with fewer than 16 cores (each child keeps a core
+    or more busy with its own Python, and compiles use more)."""
+    return max(1, min(4, (cpus or os.cpu_count() or 2) // 4))
+
+
+def run(jobs: list[Job], measure: Callable[[Job], PairResult],
+        keep: Callable[[Job, PairResult], None], parallel: int,
+        started: Callable[[Job], None] = lambda job: None) -> list[tuple[Job, PairResult]]:
+    """Measure every job, `parallel` at a time; `keep` each one that did not fail (called from
+    one thread at a time). Returns the jobs that failed, with their result, to run again alone.
+    On KeyboardInterrupt: kills the children in flight, waits for their threads, re-raises."""
+    from core.process import kill_running
+
+    failed: list[tuple[Job, PairResult]] = []
+    lock = threading.Lock()
+    stopping = threading.Event()
+
+    def one(job: Job) -> None:
+        if stopping.is_set():
+            return
+        with lock:
+            started(job)
+        result = measure(job)
+        if stopping.is_set():  # killed by the interrupt: not a result
+            return
+        with lock:
+            if result.status == "failed":
+                failed.append((job, result))
+            else:
+                keep(job, result)
+
+    pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="smoke")
+    pending: set[Future] = {pool.submit(one, job) for job in jobs}
+    try:
+        while pending:
+            done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in done:
+                future.result()  # a bug in measure() or keep() surfaces here, not silently
+    except BaseException:
+        stopping.set()
+        for future in pending:
+            future.cancel()
+        kill_running()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return failed
