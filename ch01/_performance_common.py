@@ -38,6 +38,8 @@ class Config:
 # several times the host's launch time, and the headline is the GPU's.
 CUDA_CONFIG = Config(vocab=8192, d_model=1024, heads=16, layers=4, seq=512, batch=32)
 CPU_CONFIG = Config(vocab=128, d_model=32, heads=2, layers=1, seq=16, batch=8)  # a smoke test
+# `bench run --mode smoke` on a GPU: the same code paths at a size that verifies in a second
+SMOKE_CONFIG = Config(vocab=2048, d_model=256, heads=4, layers=2, seq=128, batch=8)
 LR = 3e-4  # AdamW's learning rate on every side
 
 
@@ -122,7 +124,9 @@ class TrainingStep(Benchmark):
 
     @property
     def cfg(self) -> Config:
-        return CUDA_CONFIG if self.ctx.is_cuda else CPU_CONFIG
+        if not self.ctx.is_cuda:
+            return CPU_CONFIG
+        return SMOKE_CONFIG if self.ctx.smoke else CUDA_CONFIG
 
     def setup(self, ctx: BenchContext) -> None:
         torch.manual_seed(ctx.seed)  # weights: built on the CPU, so identical on every device

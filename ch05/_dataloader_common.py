@@ -57,6 +57,9 @@ CUDA_CONFIG = Config(samples=2048, size=320, crop=224, batch=32, steps=8, classe
                      widths=(64, 128, 256, 512))
 CPU_CONFIG = Config(samples=64, size=40, crop=32, batch=4, steps=4, classes=10,
                     widths=(8, 16, 32, 64))  # CI: a smoke test of the same pipeline
+# `bench run --mode smoke` on a GPU: the same images and model, fewer of them per call
+SMOKE_CONFIG = Config(samples=256, size=320, crop=224, batch=32, steps=2, classes=1000,
+                      widths=(64, 128, 256, 512))
 
 
 def usable_cpus() -> int:
@@ -187,7 +190,9 @@ class LoaderPipeline(Benchmark):
 
     @property
     def cfg(self) -> Config:
-        return CUDA_CONFIG if self.ctx.is_cuda else CPU_CONFIG
+        if not self.ctx.is_cuda:
+            return CPU_CONFIG
+        return SMOKE_CONFIG if self.ctx.smoke else CUDA_CONFIG
 
     @property
     def batch_bytes(self) -> int:

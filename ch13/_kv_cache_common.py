@@ -41,6 +41,8 @@ class Config:
 # copy costs HBM time, not just a launch.
 CUDA_CONFIG = Config(batch=8, heads=32, head_dim=128, prefill=1024, steps=128)
 CPU_CONFIG = Config(batch=2, heads=2, head_dim=16, prefill=8, steps=4)
+# `bench run --mode smoke` on a GPU: the same decode loop, shorter
+SMOKE_CONFIG = Config(batch=2, heads=8, head_dim=128, prefill=256, steps=16)
 
 
 class KvCacheDecode(Benchmark):
@@ -53,7 +55,9 @@ class KvCacheDecode(Benchmark):
 
     @property
     def cfg(self) -> Config:
-        return CUDA_CONFIG if self.ctx.is_cuda else CPU_CONFIG
+        if not self.ctx.is_cuda:
+            return CPU_CONFIG
+        return SMOKE_CONFIG if self.ctx.smoke else CUDA_CONFIG
 
     def make_inputs(self, seed: int) -> dict[str, torch.Tensor]:
         """Prompt K/V [batch, heads, prefill, d]; per-step q/k/v [steps, batch, heads, 1, d]."""

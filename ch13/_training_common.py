@@ -124,10 +124,15 @@ class TrainingStep(Benchmark):
     tf32_off = False  # the fp32 baseline pins TF32 off (PyTorch's default for matmuls)
     cuda_config: Config
     cpu_config = Config(vocab=128, d_model=32, heads=2, layers=2, seq=16, batch=4)
+    # `bench run --mode smoke` on a GPU: the same step (autocast, compile, fused AdamW,
+    # checkpointing) on a model that verifies in a second
+    smoke_config = Config(vocab=4096, d_model=256, heads=4, layers=2, seq=256, batch=4)
 
     @property
     def cfg(self) -> Config:
-        return self.cuda_config if self.ctx.is_cuda else self.cpu_config
+        if not self.ctx.is_cuda:
+            return self.cpu_config
+        return self.smoke_config if self.ctx.smoke else self.cuda_config
 
     def make_optimizer(self, params: Any) -> torch.optim.Optimizer:
         return torch.optim.AdamW(params, lr=LR, foreach=False)

@@ -77,6 +77,9 @@ CUDA_CONFIG = Config(vocab=32000, d_model=1024, heads=16, layers=8, seq=512, bat
                      documents=20000, mean_doc=400)
 CPU_CONFIG = Config(vocab=128, d_model=32, heads=2, layers=2, seq=16, batch=4, steps=3,
                     documents=200, mean_doc=12)
+# `bench run --mode smoke` on a GPU: every stage's code path on a smaller model and corpus
+SMOKE_CONFIG = Config(vocab=8192, d_model=512, heads=8, layers=2, seq=256, batch=4, steps=2,
+                      documents=2000, mean_doc=400)
 
 
 # --- the model -----------------------------------------------------------------------------
@@ -187,7 +190,9 @@ class TrainingJob(Benchmark):
 
     @property
     def cfg(self) -> Config:
-        return CUDA_CONFIG if self.ctx.is_cuda else CPU_CONFIG
+        if not self.ctx.is_cuda:
+            return CPU_CONFIG
+        return SMOKE_CONFIG if self.ctx.smoke else CUDA_CONFIG
 
     def make_loader(self, dataset: Dataset, sampler: PlanSampler) -> DataLoader:
         if not self.loader_workers:
