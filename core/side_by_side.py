@@ -31,6 +31,11 @@ def default_jobs(cpus: int | None = None) -> int:
     return max(1, min(4, (cpus or os.cpu_count() or 2) // 4))
 
 
+def failed_anywhere(result: PairResult) -> bool:
+    """The pair failed, or one of its variants did (the others may have passed)."""
+    return result.status == "failed" or any(ex.status == "failed" for ex in result.examples)
+
+
 def run(jobs: list[Job], measure: Callable[[Job], PairResult],
         keep: Callable[[Job, PairResult], None], parallel: int,
         started: Callable[[Job], None] = lambda job: None) -> list[tuple[Job, PairResult]]:
@@ -52,7 +57,7 @@ def run(jobs: list[Job], measure: Callable[[Job], PairResult],
         if stopping.is_set():  # killed by the interrupt: not a result
             return
         with lock:
-            if result.status == "failed":
+            if failed_anywhere(result):
                 failed.append((job, result))
             else:
                 keep(job, result)

@@ -12,7 +12,7 @@ from core import side_by_side
 from core.discovery import select
 from core.events import Note
 from core.process import kill_running, run_child
-from core.record import PairResult
+from core.record import ExampleResult, PairResult
 from core.runner import RunOptions, run_suite
 from tests.conftest import VEC_COMMON, cpu_only, vec_pair_file, write_chapter
 
@@ -29,17 +29,23 @@ def test_jobs_run_at_the_same_time_and_failures_come_back_unkept():
     def measure(name: str) -> PairResult:
         if name == "broken":
             return _ok(name).fail_all("always fails")
+        if name == "one_variant_broken":  # the pair ran; one of its two variants failed
+            result = _ok(name)
+            result.examples = [ExampleResult("good", "ch95:x", "optimized_x.py"),
+                               ExampleResult("bad", "ch95:x_bad", "optimized_x_bad.py")]
+            result.examples[1].fail("work escaped the timed stream")
+            return result
         try:
             met.wait()
             return _ok(name)
         except threading.BrokenBarrierError:
             return _ok(name).fail_all("ran alone")
     kept: list[str] = []
-    failed = side_by_side.run(["a", "b", "broken"], measure,
+    failed = side_by_side.run(["a", "b", "broken", "one_variant_broken"], measure,
                               lambda job, result: kept.append(job), parallel=2)
     assert sorted(kept) == ["a", "b"]
-    assert [job for job, _ in failed] == ["broken"]
-    assert failed[0][1].status == "failed"
+    assert sorted(job for job, _ in failed) == ["broken", "one_variant_broken"]
+    assert dict(failed)["broken"].status == "failed"
 
 
 def test_one_at_a_time_is_not_side_by_side():
