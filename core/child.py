@@ -420,6 +420,8 @@ class PairSession:
         cap = option(self.baseline, "time_cap_s", None)
         if cap:
             policy.max_time_s = float(cap)
+        if all(self.examples[n].goal != "speed" for n in self.sides):
+            policy = timing.context_policy(policy)  # the time is context beside the gated goal
         warmup = self.spec.warmup
         if self.ranks.distributed:
             if warmup is None:

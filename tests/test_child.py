@@ -154,3 +154,21 @@ def test_unmet_requirements_on_cpu():
     assert unmet_requirement(Cpu(), "cpu") is None
     assert unmet_requirement(Portable(), "cpu") is None
     assert "needs a CUDA GPU" in unmet_requirement(object(), "cpu")  # contract defaults
+
+
+@pytest.mark.parametrize("goal, rel_ci, hard_s", [("speed", 0.01, 30.0), ("compile_time", 0.05, 10.0)])
+def test_a_time_beside_another_goal_is_context(in_process_root, make_chapter, monkeypatch, goal,
+                                              rel_ci, hard_s):
+    """A pair gated on another goal reports its time beside it: timed to ±5% or 10 s per side
+    (core.timing.context_policy), not to ±1% or 30 s as a speed pair is."""
+    import core.timing
+
+    make_chapter("ch95", vec_chapter_files(default=vec_pair_file(
+        "return torch.add(*inputs)", attrs=f"goal = {goal!r}")))
+    seen = []
+    real = core.timing.interleaved
+    monkeypatch.setattr(core.timing, "interleaved",
+                        lambda sides, policy, *a, **k: (seen.append(policy), real(sides, policy, *a, **k))[1])
+    result, rows = _run(in_process_root, iterations=None, warmup=1)
+    assert rows["vec"].status == "ok", rows["vec"].reason
+    assert (seen[0].target_rel_ci, seen[0].hard_time_s) == (rel_ci, hard_s)
