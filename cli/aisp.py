@@ -193,9 +193,10 @@ def run(
     precompile: bool = typer.Option(True, "--precompile/--no-precompile", help=(
         "Before the pairs, compile the sides that use torch.compile or Triton in parallel "
         "(fresh processes, several at a time) so each pair finds its compiled code in the "
-        "ordinary on-disk caches: nothing timed changes, the run gets shorter. compile_time "
-        "pairs, and in a full run sides whose compile benchmarks kernels (max-autotune), "
-        "compile in their own pair as before.")),
+        "ordinary on-disk caches: nothing timed changes, the run gets shorter. In a full run "
+        "sides whose compile benchmarks kernels (max-autotune) compile in their own pair, and "
+        "compile_time pairs still time their cold starts on empty caches of their own. A smoke "
+        "run with several pairs at a time (--jobs) skips it.")),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help=(
         "--mode smoke only: run this many pairs at a time, each in its own process (default: "
         "4 on a GPU, fewer on a host with under 16 cores; 1 on a CPU-only machine). A pair "
