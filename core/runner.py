@@ -126,7 +126,7 @@ Queued = tuple[int, Pair, list[Example]]  # (position in the selection, pair, it
 
 
 def run_side_by_side(queue: list[Queued], total: int, jobs: int,
-                     measure: Callable[[Pair, list[Example]], PairResult],
+                     measure: Callable[[Pair, list[Example], dict[str, str]], PairResult],
                      keep: Callable[[int, PairResult], None], listener: Listener) -> list[Queued]:
     """A smoke run's pairs `jobs` at a time, those that compile first (they take longest).
     Returns what runs one at a time after them: pairs that run as several ranks (they take
@@ -141,7 +141,8 @@ def run_side_by_side(queue: list[Queued], total: int, jobs: int,
     def finished(q: Queued, result: PairResult) -> None:
         listener(PairStarted(q[0], total, q[1].id))  # its line goes right above its result
         keep(q[0], result)
-    failed = side_by_side.run(alone, lambda q: measure(q[1], q[2]), finished, jobs)
+    env = side_by_side.child_env(jobs)
+    failed = side_by_side.run(alone, lambda q: measure(q[1], q[2], env), finished, jobs)
     for q, result in failed:
         listener(Note(f"{q[1].id} failed beside other pairs; it runs again alone at the end"))
     return sorted(several + [q for q, _ in failed], key=lambda q: q[0])
@@ -201,7 +202,10 @@ def gate_entries(examples: list[Example], stored: dict[str, dict[str, Any]],
 
 
 def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: Path,
-             entries: dict[str, dict[str, float]] | None = None) -> PairResult:
+             entries: dict[str, dict[str, float]] | None = None,
+             env: dict[str, str] | None = None) -> PairResult:
+    """The pair in a child process of its own (`env`: variables set on top of the usual ones;
+    a child with its own variables starts fresh rather than from the fork server)."""
     safe = _safe(pair)
     spec_path, out_path = run_dir / "logs" / f"{safe}.spec.json", run_dir / "logs" / f"{safe}.result.json"
     spec = {**_spec(pair, examples, options), **({"gate_entries": entries} if entries else {})}
@@ -209,7 +213,7 @@ def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: 
     started = time.perf_counter()
     timeout_s = pair_timeout(pair, options.timeout_s)
     outcome = run_child([str(spec_path), str(out_path)], timeout_s, run_dir / "logs" / f"{safe}.log",
-                        pair.baseline.parent.parent, result=out_path)
+                        pair.baseline.parent.parent, result=out_path, env=env)
     if outcome.payload is not None:
         return PairResult.from_dict(outcome.payload)
     if outcome.problem:
@@ -515,14 +519,14 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     total = len(selection)
     order = {pair.id: i for i, (pair, _) in enumerate(selection)}
 
-    def measure(pair: Pair, examples: list[Example]) -> PairResult:
+    def measure(pair: Pair, examples: list[Example], env: dict[str, str] | None = None) -> PairResult:
         """One pair: its child (or the skip decided without one), then what follows it."""
         began = time.perf_counter()
         if pair.id in checked.skipped:  # its requirements are not met here: no child
             pair_result = checked.skipped[pair.id]
         else:
             entries = gate_entries(examples, stored_for(pair, PairResult(pair=pair.id)), options)
-            pair_result = run_pair(pair, examples, options, run_dir, entries)
+            pair_result = run_pair(pair, examples, options, run_dir, entries, env)
         if options.mode != "smoke" and any(ex.goal == "compile_time" and ex.measured
                                            for ex in pair_result.examples):
             listener(Note(f"      cold starts ({compile_time.COLD_STARTS} per side, fresh "

@@ -4,7 +4,8 @@ A smoke run (`bench run --mode smoke`) checks that every pair runs and verifies;
 timing, so nothing it reports suffers when pairs share the GPU. One pair after another, a
 smoke run of every chapter is mostly waiting: process starts, imports, compiles and
 verification on the host while the GPU idles. `run()` keeps `jobs` pairs going at once, each
-in its own fresh child process, exactly as the runner would run it alone.
+in its own fresh child process, as the runner would run it alone but with its share of the
+host's cores for torch's and Inductor's thread pools (`child_env`).
 
 Sharing can still break a pair that would pass alone (the GPU's memory, a host-side timeout),
 so a pair that fails beside others is not reported: it is handed back, and the runner runs it
@@ -29,6 +30,17 @@ def default_jobs(cpus: int | None = None) -> int:
     """Pairs at a time: 4, fewer on a host with fewer than 16 cores (each child keeps a core
     or more busy with its own Python, and compiles use more)."""
     return max(1, min(4, (cpus or os.cpu_count() or 2) // 4))
+
+
+def child_env(parallel: int, cpus: int | None = None) -> dict[str, str]:
+    """Each child's share of the host's cores. Alone, torch's intra-op pool and Inductor's
+    compile workers each take every core, so four such children on 16 cores would ask for 64
+    busy threads (ch03's README measures what oversubscribed pools cost). Without these shares,
+    ch03 pinned_host took 201 s beside others against ~20 s alone on an H100 host (not yet
+    measured with them). Nothing a smoke run checks depends on the count."""
+    share = str(max(1, (cpus or os.cpu_count() or 2) // parallel))
+    return {"OMP_NUM_THREADS": share, "MKL_NUM_THREADS": share,
+            "TORCHINDUCTOR_COMPILE_THREADS": share}
 
 
 def failed_anywhere(result: PairResult) -> bool:

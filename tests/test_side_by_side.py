@@ -102,6 +102,7 @@ def test_kill_running_ends_a_child_another_thread_waits_for(tmp_path):
 # marker file `slow` keeps for 4 s); alone, it passes. `wrong` fails everywhere.
 SLOW_SETUP = """
 import os, pathlib
+pathlib.Path(os.environ["AISP_TEST_SEEN"]).write_text(os.environ.get("OMP_NUM_THREADS", "unset"))
 mark = pathlib.Path(os.environ["AISP_TEST_MARKS"]) / f"slow-{os.getpid()}"
 mark.write_text("")
 time.sleep(4)
@@ -122,6 +123,7 @@ def test_smoke_side_by_side_reruns_alone_what_failed_beside_others(tmp_path, mon
     marks = tmp_path / "marks"
     marks.mkdir()
     monkeypatch.setenv("AISP_TEST_MARKS", str(marks))
+    monkeypatch.setenv("AISP_TEST_SEEN", str(tmp_path / "threads"))
     root = tmp_path / "chapters"
     write_chapter(root, "ch95", {
         "_vec_common.py": VEC_COMMON,
@@ -143,6 +145,14 @@ def test_smoke_side_by_side_reruns_alone_what_failed_beside_others(tmp_path, mon
     lines = [json.loads(line)["pair"]
              for line in (record.run_dir / "results.jsonl").read_text().splitlines()]
     assert sorted(lines) == ["ch95:shy", "ch95:slow", "ch95:wrong"]  # the failure beside others is not kept
+    # each child got its share of the cores for torch's thread pool
+    assert (tmp_path / "threads").read_text() == side_by_side.child_env(3)["OMP_NUM_THREADS"]
+
+
+def test_each_child_gets_its_share_of_the_cores():
+    assert side_by_side.child_env(4, cpus=16) == {
+        "OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4", "TORCHINDUCTOR_COMPILE_THREADS": "4"}
+    assert side_by_side.child_env(4, cpus=2)["OMP_NUM_THREADS"] == "1"
 
 
 @pytest.mark.parametrize("mode, precompiled", [("smoke", False), ("full", True)])
