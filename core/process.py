@@ -107,6 +107,7 @@ def _popen(args: list[str], log: Path, root: Path, token: str, env: dict[str, st
 
 _running: set[int] = set()  # process groups of fresh children being waited for (kill_running)
 _running_lock = threading.Lock()
+_refusing = False  # after kill_running, until accept_children: new children are killed at once
 
 
 def _run_fresh(args: list[str], timeout_s: float, log: Path, root: Path, token: str,
@@ -115,6 +116,8 @@ def _run_fresh(args: list[str], timeout_s: float, log: Path, root: Path, token: 
     proc = _popen(args, log, root, token, env, module)
     with _running_lock:
         _running.add(proc.pid)
+        if _refusing:  # started by a thread that was past its last check when Ctrl-C came
+            kill_group(proc.pid)
     try:
         code: int | None = proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -128,11 +131,22 @@ def _run_fresh(args: list[str], timeout_s: float, log: Path, root: Path, token: 
 
 
 def kill_running() -> None:
-    """Kill every fresh child that some thread is waiting for (core.side_by_side on Ctrl-C:
-    the interrupt reaches only the main thread); their waits then return at once."""
+    """Kill every fresh child that some thread is waiting for, and every one started after
+    this until accept_children() (core.side_by_side on Ctrl-C: the interrupt reaches only the
+    main thread, and a thread may be about to start its pair's child); their waits then
+    return at once."""
+    global _refusing
     with _running_lock:
+        _refusing = True
         for pgid in list(_running):
             kill_group(pgid)
+
+
+def accept_children() -> None:
+    """Children may run again (after kill_running, once its threads are done)."""
+    global _refusing
+    with _running_lock:
+        _refusing = False
 
 
 # --- the run's fork server (core.forkserver) ---------------------------------------------------

@@ -49,12 +49,11 @@ def failed_anywhere(result: PairResult) -> bool:
 
 
 def run(jobs: list[Job], measure: Callable[[Job], PairResult],
-        keep: Callable[[Job, PairResult], None], parallel: int,
-        started: Callable[[Job], None] = lambda job: None) -> list[tuple[Job, PairResult]]:
+        keep: Callable[[Job, PairResult], None], parallel: int) -> list[tuple[Job, PairResult]]:
     """Measure every job, `parallel` at a time; `keep` each one that did not fail (called from
     one thread at a time). Returns the jobs that failed, with their result, to run again alone.
     On KeyboardInterrupt: kills the children in flight, waits for their threads, re-raises."""
-    from core.process import kill_running
+    from core.process import accept_children, kill_running
 
     failed: list[tuple[Job, PairResult]] = []
     lock = threading.Lock()
@@ -63,9 +62,11 @@ def run(jobs: list[Job], measure: Callable[[Job], PairResult],
     def one(job: Job) -> None:
         if stopping.is_set():
             return
-        with lock:
-            started(job)
-        result = measure(job)
+        try:
+            result = measure(job)
+        except BaseException:
+            stopping.set()  # before this thread can take another job
+            raise
         if stopping.is_set():  # killed by the interrupt: not a result
             return
         with lock:
@@ -88,5 +89,7 @@ def run(jobs: list[Job], measure: Callable[[Job], PairResult],
         kill_running()
         pool.shutdown(wait=True, cancel_futures=True)
         raise
+    finally:
+        accept_children()
     pool.shutdown(wait=True)
     return failed

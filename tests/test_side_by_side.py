@@ -11,7 +11,7 @@ import core.runner
 from core import side_by_side
 from core.discovery import select
 from core.events import Note
-from core.process import kill_running, run_child
+from core.process import accept_children, kill_running, run_child
 from core.record import ExampleResult, PairResult
 from core.runner import RunOptions, run_suite
 from tests.conftest import VEC_COMMON, cpu_only, vec_pair_file, write_chapter
@@ -63,6 +63,27 @@ def test_one_at_a_time_is_not_side_by_side():
     assert [job for job, _ in failed] == ["a", "b"]
 
 
+def test_an_interrupt_keeps_what_finished_and_drops_what_it_cut_short():
+    """Ctrl-C (here raised in one job): the run stops and re-raises; jobs still running then
+    are not kept (killed, they would read as failures), and no new job starts."""
+    kept: list[str] = []
+    started: list[str] = []
+
+    def measure(name: str) -> PairResult:
+        started.append(name)
+        if name == "ctrl_c":
+            time.sleep(0.3)
+            raise KeyboardInterrupt
+        if name != "quick":
+            time.sleep(1.5)  # still running when the interrupt comes
+        return _ok(name)
+    with pytest.raises(KeyboardInterrupt):
+        side_by_side.run(["quick", "ctrl_c", "slow", "later", "never"], measure,
+                         lambda job, result: kept.append(job), parallel=3)
+    assert kept == ["quick"]
+    assert "never" not in started
+
+
 def test_default_jobs_follow_the_cores():
     assert side_by_side.default_jobs(16) == 4
     assert side_by_side.default_jobs(8) == 2
@@ -91,11 +112,20 @@ def test_kill_running_ends_a_child_another_thread_waits_for(tmp_path):
     began = time.perf_counter()
     thread.start()
     time.sleep(2.0)
-    kill_running()
-    thread.join(timeout=20)
-    assert not thread.is_alive()
-    assert time.perf_counter() - began < 20
-    assert outcome["child"].code is not None and outcome["child"].code != 0
+    try:
+        kill_running()
+        thread.join(timeout=20)
+        assert not thread.is_alive()
+        assert time.perf_counter() - began < 20
+        assert outcome["child"].code is not None and outcome["child"].code != 0
+        # a thread that starts its child only now (it was past its last check) is stopped too
+        began = time.perf_counter()
+        wait_for_child()
+        assert time.perf_counter() - began < 20 and outcome["child"].code != 0
+    finally:
+        accept_children()
+    again = run_child(["-n", "1", "-r", "1", "pass"], 60.0, tmp_path / "ok.log", module="timeit")
+    assert again.code == 0  # children run again once accepted
 
 
 # Pair `shy` fails whenever another pair is in setup() at the same time (it looks for the
