@@ -114,11 +114,11 @@ def _run_fresh(args: list[str], timeout_s: float, log: Path, root: Path, token: 
                env: dict[str, str] | None, module: str) -> int | None:
     """A new Python process: the exit code, or None when killed at the timeout."""
     proc = _popen(args, log, root, token, env, module)
-    with _running_lock:
-        _running.add(proc.pid)
-        if _refusing:  # started by a thread that was past its last check when Ctrl-C came
-            kill_group(proc.pid)
-    try:
+    try:  # from here a Ctrl-C, too, ends in the finally below
+        with _running_lock:
+            _running.add(proc.pid)
+            if _refusing:  # started by a thread that was past its last check when Ctrl-C came
+                kill_group(proc.pid)
         code: int | None = proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         code = None
