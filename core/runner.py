@@ -526,7 +526,7 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
             pair_result = checked.skipped[pair.id]
         else:
             entries = gate_entries(examples, stored_for(pair, PairResult(pair=pair.id)), options)
-            pair_result = run_pair(pair, examples, options, run_dir, entries, env)
+            pair_result = run_pair(pair, examples, options, run_dir, entries, env=env)
         if options.mode != "smoke" and any(ex.goal == "compile_time" and ex.measured
                                            for ex in pair_result.examples):
             listener(Note(f"      cold starts ({compile_time.COLD_STARTS} per side, fresh "

@@ -436,7 +436,7 @@ def test_resume_keeps_skips_and_checks_only_the_rest(tmp_path, monkeypatch):
         "fingerprint": {"hardware_key": CPU_KEY, "device": "cpu"}, "ceilings": {}})
     monkeypatch.setattr(precheck, "check", lambda pending, *a: (
         checked.extend(p.id for p, _ in pending), real_check(pending, *a))[1])
-    monkeypatch.setattr(core.runner, "run_pair", lambda pair, *a: (
+    monkeypatch.setattr(core.runner, "run_pair", lambda pair, *a, **k: (
         children.append(pair.id), PairResult(pair=pair.id, device="cpu").fail_all("faked"))[1])
     options.resume = run_dir
     record = run_suite(selection, options)

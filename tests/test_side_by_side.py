@@ -200,7 +200,7 @@ def test_side_by_side_smoke_skips_the_precompile_phase(tmp_path, monkeypatch, mo
     monkeypatch.setattr(core.runner, "prebuild", lambda pairs, capability: {"files": 0})
     monkeypatch.setattr(side_by_side, "default_jobs", lambda: 3)  # a GPU host's cores
     monkeypatch.setattr(core.runner, "run_precompile", lambda *a, **k: calls.append("precompile"))
-    monkeypatch.setattr(core.runner, "run_pair", lambda pair, *a: (
+    monkeypatch.setattr(core.runner, "run_pair", lambda pair, *a, **k: (
         calls.append(threading.current_thread().name), _ok(pair.id))[1])
     run_suite(select(["ch95"], root), RunOptions(mode=mode, iterations=3, warmup=1, jobs=None,
                                                  output_dir=tmp_path / "runs"))
