@@ -48,6 +48,7 @@ class Shape:
 
 CUDA_CFG = replace(SMALL, max_seq=1024)
 CUDA_SHAPE = Shape(batch=32, prompt=512, steps=128, block=16, bucket=64)
+SMOKE_SHAPE = Shape(batch=8, prompt=128, steps=32, block=16, bucket=64)  # `--mode smoke`, GPU
 CPU_CFG = TINY
 CPU_SHAPE = Shape(batch=2, prompt=12, steps=6, block=4, bucket=8)
 
@@ -143,7 +144,9 @@ class DecodeLoop(Benchmark):
 
     @property
     def shape(self) -> Shape:
-        return CUDA_SHAPE if self.ctx.is_cuda else CPU_SHAPE
+        if not self.ctx.is_cuda:
+            return CPU_SHAPE
+        return SMOKE_SHAPE if self.ctx.smoke else CUDA_SHAPE
 
     def setup(self, ctx: BenchContext) -> None:
         self.model = Decoder(self.cfg, seed=ctx.seed, device=ctx.device)

@@ -116,22 +116,30 @@ def test_prompt_lookup_accepts_drafts_and_keeps_greedy_tokens():
     assert engine.accepted > 0 and engine.passes < sum(r.max_new - 1 for r in spec.requests(inputs))
 
 
-def test_smoke_mode_replays_a_short_trace_on_the_gpu_sizes_only():
-    """`bench run --mode smoke` shortens the goodput trace (not the offline batch, not the
-    model); a full run keeps the measured trace, and the CPU's tiny trace stays as it is."""
-    from ch15._continuous_batching_common import SMOKE_REQUESTS
+def test_smoke_mode_shrinks_the_trace_and_the_offline_batch_on_the_gpu_sizes_only():
+    """`bench run --mode smoke` shortens the goodput trace, the offline batch and the outputs
+    (not the model, not the rate); a full run keeps the measured sizes, and the CPU's tiny
+    sizes stay as they are."""
+    from ch15._continuous_batching_common import SMOKE_BATCH, SMOKE_MAX_OUTPUT, SMOKE_REQUESTS
+    from ch15._paged_kv_common import PagedBudget
+    from ch15._speculative_decoding_common import SpecBench
 
-    for stem in (Continuous, ChunkedPrefill):
+    for stem in (Continuous, ChunkedPrefill, PagedBudget, SpecBench):
         full, smoke, cpu = stem(), stem(), stem()
         full.ctx = BenchContext(device="cuda")
         smoke.ctx = BenchContext(device="cuda", mode="smoke")
         cpu.ctx = BenchContext(device="cpu", mode="smoke")
-        assert full.sizes == stem.gpu and full.sizes.requests > SMOKE_REQUESTS
-        assert smoke.sizes.requests == SMOKE_REQUESTS
-        assert (smoke.sizes.batch, smoke.sizes.cfg, smoke.sizes.rate_rps) == \
-            (stem.gpu.batch, stem.gpu.cfg, stem.gpu.rate_rps)
+        assert full.sizes == stem.gpu
+        assert smoke.sizes.requests == min(stem.gpu.requests, SMOKE_REQUESTS)
+        assert smoke.sizes.batch == min(SMOKE_BATCH, stem.gpu.batch)
+        assert max(smoke.output_len()) <= SMOKE_MAX_OUTPUT < max(full.output_len())
+        assert (smoke.sizes.cfg, smoke.sizes.rate_rps) == (stem.gpu.cfg, stem.gpu.rate_rps)
         assert cpu.sizes == stem.cpu
-        assert len(smoke.trace(7).requests) == SMOKE_REQUESTS
+        if stem.gpu.requests:
+            assert full.sizes.requests > SMOKE_REQUESTS
+            trace = smoke.trace(7).requests
+            assert len(trace) == SMOKE_REQUESTS
+            assert max(r.max_new for r in trace) <= SMOKE_MAX_OUTPUT
 
 
 def test_every_replay_round_serves_the_published_trace_with_fresh_prompts():

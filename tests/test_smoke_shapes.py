@@ -12,7 +12,9 @@ from core.benchmark import BenchContext
 
 SHRINKING = ["ch01.baseline_performance", "ch05.baseline_dataloader", "ch13.baseline_kv_cache",
              "ch13.baseline_training_standard", "ch13.baseline_memory_profiling",
-             "ch20.baseline_multiple_unoptimized"]
+             "ch20.baseline_multiple_unoptimized", "ch20.baseline_integrated_kv_cache"]
+# what holds the shape, where it is not `cfg` (the ch15 serving pairs: tests/test_ch15_serving.py)
+SHAPE_ATTRIBUTE = {"ch20.baseline_integrated_kv_cache": "shape"}
 
 
 def _size(config) -> int:
@@ -30,7 +32,7 @@ def test_smoke_shape_only_under_smoke_on_a_gpu(module):
     shapes = {}
     for device, mode in [("cuda", "full"), ("cuda", "smoke"), ("cpu", "full"), ("cpu", "smoke")]:
         bench.ctx = BenchContext(device=device, mode=mode)
-        shapes[device, mode] = bench.cfg
+        shapes[device, mode] = getattr(bench, SHAPE_ATTRIBUTE.get(module, "cfg"))
     assert shapes["cuda", "smoke"] != shapes["cuda", "full"]
     assert _size(shapes["cuda", "smoke"]) < _size(shapes["cuda", "full"])
     assert shapes["cpu", "smoke"] == shapes["cpu", "full"]  # CI's shapes are already small
