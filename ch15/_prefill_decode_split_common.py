@@ -176,7 +176,7 @@ class SplitBench(ServingBench):
     # ~all; chunked prefill met the SLO for every request at 4-16/s. TPOT is per request: its
     # tokens' mean gap after the first.
     gpu = Sizes(cfg=replace(SMALL, max_seq=2304), width=16, requests=96, rate_rps=12.0,
-                prompt_len=(256, 2048), output_len=(32, 128), batch=24,
+                prompt_len=(256, 2048), output_len=(32, 128), batch=16,
                 slo=SLO(ttft_s=1.0, tpot_s=0.0125))
     cpu = Sizes(cfg=TINY, width=4, requests=10, rate_rps=20.0, prompt_len=(4, 64),
                 output_len=(4, 16), batch=6, slo=SLO(ttft_s=3.0, tpot_s=0.3))
