@@ -16,9 +16,9 @@ Protocol (the server's stdin and stdout, one JSON object per line):
     server -> runner  {"pid": N}                  the child exists
     server -> runner  {"exit": N, "code": C}      it ended (C < 0: killed by signal -C)
 
-Only a pair's main child uses it (core.process.run_child with module core.child and no
-extra environment): cold starts, profiling and load tests keep fresh processes, since their
-point is a process that starts from nothing. If the server cannot start or dies, the runner
+Only a pair's main child uses it (core.process.run_child with module core.child, and no
+extra environment beyond the one the server was started with): cold starts, profiling and
+load tests keep fresh processes, since their point is a process that starts from nothing. If the server cannot start or dies, the runner
 goes back to fresh processes for the rest of the run (and says so in the pair's log).
 """
 from __future__ import annotations
@@ -56,9 +56,13 @@ class ForkServerError(RuntimeError):
 
 
 class ForkServer:
-    """The runner's handle on one server process (one run at a time, one child at a time)."""
+    """The runner's handle on one server process (one child at a time; a smoke run side by
+    side has one server per job thread, core.process.fork_server)."""
 
-    def __init__(self, preload: bool = True) -> None:
+    def __init__(self, preload: bool = True, env: dict[str, str] | None = None) -> None:
+        # `env`: set in the server before it imports torch, and in every child it forks (a
+        # smoke run's share of the cores: OpenMP reads its thread count when torch loads)
+        self.env = dict(env or {})
         self._start(preload)
         ready = self._read(START_TIMEOUT_S)
         if preload and ready == {"ready": False, "why": PRELOAD_BROKE_CUDA}:
@@ -72,8 +76,8 @@ class ForkServer:
     def _start(self, preload: bool) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "core.forkserver", *([] if preload else ["--no-preload"])],
-            cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, start_new_session=True)
+            cwd=REPO_ROOT, env={**os.environ, **self.env}, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
         self._buffer = b""
 
     def start(self, args: list[str], log: Path, env: dict[str, str], token: str,

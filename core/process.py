@@ -58,15 +58,16 @@ def run_child(args: list[str], timeout_s: float, log: Path, root: Path = REPO_RO
     `root` (the folder holding the chapter packages) goes first on the child's PYTHONPATH,
     so pair files import as `chNN.<file>` from wherever the chapters live (tests use a tmp dir).
     `env`: variables to set on top of the usual child environment. A pair's own child
-    (core.child, no extra environment) is forked from the run's fork server when one is up
-    (`fork_server()`); everything else starts from scratch.
+    (core.child) is forked from this thread's fork server when one is up (`fork_server()`) and
+    was started with the same extra environment; everything else starts from scratch.
     """
     token = secrets.token_hex(16)
     if result is not None:
         result.unlink(missing_ok=True)
-    forked = _server is not None and module == "core.child" and env is None \
-        and not (args and args[0].startswith("--"))
-    code = _run_forked(args, timeout_s, log, root, token) if forked else _NOT_FORKED
+    server = _thread.server
+    forked = (server is not None and module == "core.child" and (env or {}) == server.env
+              and not (args and args[0].startswith("--")))
+    code = _run_forked(server, args, timeout_s, log, root, token) if forked else _NOT_FORKED
     if code is _NOT_FORKED:
         code = _run_fresh(args, timeout_s, log, root, token, env, module)
     tail = log.read_text(errors="replace")[-3000:]
@@ -110,28 +111,37 @@ _running_lock = threading.Lock()
 _refusing = False  # after kill_running, until accept_children: new children are killed at once
 
 
+def _register(pgid: int) -> None:
+    """A child some thread now waits for: kill_running() can reach it."""
+    with _running_lock:
+        _running.add(pgid)
+        if _refusing:  # started by a thread that was past its last check when Ctrl-C came
+            kill_group(pgid)
+
+
+def _unregister(pgid: int) -> None:
+    with _running_lock:
+        _running.discard(pgid)
+
+
 def _run_fresh(args: list[str], timeout_s: float, log: Path, root: Path, token: str,
                env: dict[str, str] | None, module: str) -> int | None:
     """A new Python process: the exit code, or None when killed at the timeout."""
     proc = _popen(args, log, root, token, env, module)
     try:  # from here a Ctrl-C, too, ends in the finally below
-        with _running_lock:
-            _running.add(proc.pid)
-            if _refusing:  # started by a thread that was past its last check when Ctrl-C came
-                kill_group(proc.pid)
+        _register(proc.pid)
         code: int | None = proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         code = None
     finally:  # timeout, Ctrl-C or a normal exit: nothing it started keeps running
         kill_group(proc.pid)
         proc.wait()
-        with _running_lock:
-            _running.discard(proc.pid)
+        _unregister(proc.pid)
     return code
 
 
 def kill_running() -> None:
-    """Kill every fresh child that some thread is waiting for, and every one started after
+    """Kill every child (fresh or forked) that some thread is waiting for, and every one started after
     this until accept_children() (core.side_by_side on Ctrl-C: the interrupt reaches only the
     main thread, and a thread may be about to start its pair's child); their waits then
     return at once."""
@@ -149,65 +159,82 @@ def accept_children() -> None:
         _refusing = False
 
 
-# --- the run's fork server (core.forkserver) ---------------------------------------------------
-_server: Any = None  # a core.forkserver.ForkServer while fork_server() is active
+# --- the run's fork servers (core.forkserver) --------------------------------------------------
+class _ThreadServer(threading.local):
+    server: Any = None  # this thread's core.forkserver.ForkServer while fork_server() is active
+
+
+_thread = _ThreadServer()
 _NOT_FORKED: Any = object()
 
 
-@contextmanager
-def fork_server() -> Iterator[None]:
-    """While active, pairs' children are forked from one process that imported torch once
-    (core.forkserver). AISP_FORK_SERVER=0 turns it off; if it cannot start, children start
-    from scratch as before."""
-    global _server
+def open_fork_server(env: dict[str, str] | None = None) -> Any:
+    """A started core.forkserver.ForkServer with `env` set in it and its children, or None
+    when AISP_FORK_SERVER=0 or it cannot start (children then start from scratch). The caller
+    hands it to a thread (use_fork_server) and closes it."""
     if os.environ.get("AISP_FORK_SERVER", "1") == "0" or not hasattr(os, "fork"):
-        yield
-        return
+        return None
     from core.forkserver import ForkServer, ForkServerError
 
     try:
-        _server = ForkServer()
+        return ForkServer(env=env)
     except (ForkServerError, OSError):
-        _server = None
+        return None
+
+
+def use_fork_server(server: Any) -> None:
+    """The calling thread's pairs fork from `server` (None: from scratch)."""
+    _thread.server = server
+
+
+@contextmanager
+def fork_server(env: dict[str, str] | None = None) -> Iterator[None]:
+    """While active, the pairs' children this thread runs are forked from one process that
+    imported torch once (core.forkserver). Each thread has its own: a smoke run side by side
+    gives each job thread one, with `env` (its share of the cores) set in the server and its
+    children."""
+    use_fork_server(open_fork_server(env))
     try:
         yield
     finally:
-        if _server is not None:
-            _server.close()
-        _server = None
+        if _thread.server is not None:
+            _thread.server.close()
+        _thread.server = None
 
 
-def _run_forked(args: list[str], timeout_s: float, log: Path, root: Path, token: str) -> Any:
-    """A child forked from the server: the exit code, None at the timeout, or _NOT_FORKED when
-    the server failed (it is dropped for the rest of the run; the child starts fresh)."""
-    global _server
+def _run_forked(server: Any, args: list[str], timeout_s: float, log: Path, root: Path,
+                token: str) -> Any:
+    """A child forked from `server` (this thread's): the exit code, None at the timeout, or
+    _NOT_FORKED when the server failed (it is dropped for the rest of the run; the child
+    starts fresh)."""
     from core.forkserver import ForkServerError
 
-    server = _server
     path = [str(root), str(REPO_ROOT)]
     log.write_text("")  # the child truncates and writes it; it exists even if the fork fails
     try:
-        pid = server.start(args, log, child_env(root), token, path)
+        pid = server.start(args, log, {**child_env(root), **server.env}, token, path)
     except ForkServerError:
         server.close()
-        _server = None
+        _thread.server = None
         return _NOT_FORKED
     code: int | None = None
     finished = False
     try:
+        _register(pid)
         code = server.wait(pid, timeout_s)
         finished = code is not None
     except ForkServerError:
         finished = True  # the server is gone; the child's log and result say what it did
-        _server = None
+        _thread.server = None
     finally:  # timeout, Ctrl-C or a normal exit: nothing it started keeps running
         kill_group(pid)
-        if not finished and _server is not None:
+        _unregister(pid)
+        if not finished and _thread.server is not None:
             try:  # the server reports the killed child's exit; read it to stay in step
                 server.wait(pid, 30.0)
             except (ForkServerError, KeyboardInterrupt):
                 server.close()
-                _server = None
+                _thread.server = None
     return code
 
 

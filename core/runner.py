@@ -142,7 +142,7 @@ def run_side_by_side(queue: list[Queued], total: int, jobs: int,
         listener(PairStarted(q[0], total, q[1].id))  # its line goes right above its result
         keep(q[0], result)
     env = side_by_side.child_env(jobs)
-    failed = side_by_side.run(alone, lambda q: measure(q[1], q[2], env), finished, jobs)
+    failed = side_by_side.run(alone, lambda q: measure(q[1], q[2], env), finished, jobs, env)
     for q, result in failed:
         listener(Note(f"{q[1].id} failed beside other pairs; it runs again alone at the end"))
     return sorted(several + [q for q, _ in failed], key=lambda q: q[0])

@@ -4,8 +4,9 @@ A smoke run (`bench run --mode smoke`) checks that every pair runs and verifies;
 timing, so nothing it reports suffers when pairs share the GPU. One pair after another, a
 smoke run of every chapter is mostly waiting: process starts, imports, compiles and
 verification on the host while the GPU idles. `run()` keeps `jobs` pairs going at once, each
-in its own fresh child process, as the runner would run it alone but with its share of the
-host's cores for torch's and Inductor's thread pools (`child_env`).
+in its own fresh child process (forked from the job thread's own fork server, which imported
+torch once), as the runner would run it alone but with its share of the host's cores for
+torch's and Inductor's thread pools (`child_env`).
 
 Sharing can still break a pair that would pass alone (the GPU's memory, a host-side timeout),
 so a pair that fails beside others is not reported: it is handed back, and the runner runs it
@@ -49,19 +50,31 @@ def failed_anywhere(result: PairResult) -> bool:
 
 
 def run(jobs: list[Job], measure: Callable[[Job], PairResult],
-        keep: Callable[[Job, PairResult], None], parallel: int) -> list[tuple[Job, PairResult]]:
+        keep: Callable[[Job, PairResult], None], parallel: int,
+        env: dict[str, str] | None = None) -> list[tuple[Job, PairResult]]:
     """Measure every job, `parallel` at a time; `keep` each one that did not fail (called from
     one thread at a time). Returns the jobs that failed, with their result, to run again alone.
+    Each job thread forks its pairs' children from a fork server of its own, started with
+    `env` (the children's share of the cores; `measure` passes the same `env` to run_child).
     On KeyboardInterrupt: kills the children in flight, waits for their threads, re-raises."""
-    from core.process import accept_children, kill_running
+    from core.process import accept_children, kill_running, open_fork_server, use_fork_server
 
     failed: list[tuple[Job, PairResult]] = []
     lock = threading.Lock()
     stopping = threading.Event()
+    servers: list = []  # one per job thread, closed when every thread is done
+    local = threading.local()
 
     def one(job: Job) -> None:
         if stopping.is_set():
             return
+        if not getattr(local, "has_server", False):  # this thread's first job
+            local.has_server = True
+            server = open_fork_server(env)
+            use_fork_server(server)
+            if server is not None:
+                with lock:
+                    servers.append(server)
         try:
             result = measure(job)
         except BaseException:
@@ -91,5 +104,7 @@ def run(jobs: list[Job], measure: Callable[[Job], PairResult],
         raise
     finally:
         accept_children()
-    pool.shutdown(wait=True)
+        pool.shutdown(wait=True)
+        for server in servers:
+            server.close()
     return failed

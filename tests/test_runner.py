@@ -536,7 +536,7 @@ def test_a_fork_server_that_cannot_start_leaves_fresh_processes(make_chapter, fa
                                                                 monkeypatch):
     from core import forkserver
 
-    def broken(self):
+    def broken(self, *args, **kwargs):
         raise forkserver.ForkServerError("it did not start (test)")
 
     monkeypatch.setattr(forkserver.ForkServer, "__init__", broken)

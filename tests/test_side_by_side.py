@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 
@@ -132,7 +133,10 @@ def test_kill_running_ends_a_child_another_thread_waits_for(tmp_path):
 # marker file `slow` keeps for 4 s); alone, it passes. `wrong` fails everywhere.
 SLOW_SETUP = """
 import os, pathlib
-pathlib.Path(os.environ["AISP_TEST_SEEN"]).write_text(os.environ.get("OMP_NUM_THREADS", "unset"))
+import json, torch
+pathlib.Path(os.environ["AISP_TEST_SEEN"]).write_text(json.dumps({
+    "omp": os.environ.get("OMP_NUM_THREADS", "unset"), "threads": torch.get_num_threads(),
+    "parent": os.getppid()}))
 mark = pathlib.Path(os.environ["AISP_TEST_MARKS"]) / f"slow-{os.getpid()}"
 mark.write_text("")
 time.sleep(4)
@@ -175,8 +179,12 @@ def test_smoke_side_by_side_reruns_alone_what_failed_beside_others(tmp_path, mon
     lines = [json.loads(line)["pair"]
              for line in (record.run_dir / "results.jsonl").read_text().splitlines()]
     assert sorted(lines) == ["ch95:shy", "ch95:slow", "ch95:wrong"]  # the failure beside others is not kept
-    # each child got its share of the cores for torch's thread pool
-    assert (tmp_path / "threads").read_text() == side_by_side.child_env(3)["OMP_NUM_THREADS"]
+    # each child got its share of the cores for torch's thread pool, forked from its job
+    # thread's own fork server (started with that share), not started afresh by the runner
+    seen = json.loads((tmp_path / "threads").read_text())
+    share = side_by_side.child_env(3)["OMP_NUM_THREADS"]
+    assert (seen["omp"], seen["threads"]) == (share, int(share))
+    assert seen["parent"] != os.getpid()
 
 
 def test_each_child_gets_its_share_of_the_cores():
