@@ -73,6 +73,10 @@ class PairSpec:
     # a gate run: each variant's stored entry ({"speedup", optional "tolerance"}), so timing
     # may stop once every verdict is known (core.decided); empty otherwise
     gate_entries: dict[str, dict[str, float]] = field(default_factory=dict)
+    # a smoke run side by side (core.side_by_side): other pairs' kernels share the GPU, and the
+    # escaped-work check (a batch's wall time against its samples) cannot tell their time from
+    # work that escaped the timed stream, so it is off; no time a smoke run reports is a result
+    shared_gpu: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -393,7 +397,7 @@ class PairSession:
             """Right after each batch: no work escaped it, and the inputs are as they were
             (a side that breaks either rule is out before the next side is timed)."""
             started = time.perf_counter()
-            problem = escaped_work([batch], self.integrity.launch_gap_ms, device)
+            problem = self.escaped([batch])
             if not problem and not option(benches[name], "inplace", False):
                 mutated = changed(second if name in checkable else first, inputs)
                 problem = f"{mutation_problem(mutated)} (during timing)" if mutated else None
@@ -613,13 +617,19 @@ class PairSession:
                     dropped.add(name)
         return dropped
 
+    def escaped(self, batches: list[timing.Batch]) -> str | None:
+        """core.integrity.escaped_work, unless other pairs share the GPU (PairSpec.shared_gpu)."""
+        self.integrity.escape_check = not self.spec.shared_gpu
+        if self.spec.shared_gpu:
+            return None
+        return escaped_work(batches, self.integrity.launch_gap_ms, self.device)
+
     def collect(self, measurement: timing.Measurement) -> None:
-        gap = self.integrity.launch_gap_ms
-        escaped = escaped_work(measurement.batches["baseline"], gap, self.device)
+        escaped = self.escaped(measurement.batches["baseline"])
         if escaped:
             raise PairError(f"{self.file}: {escaped}")
         for name in list(self.sides):
-            escaped = escaped_work(measurement.batches[name], gap, self.device)
+            escaped = self.escaped(measurement.batches[name])
             if escaped:
                 self.fail(name, f"{self.examples[name].file}: {escaped}")
         self.agree()

@@ -298,6 +298,8 @@ class IntegrityReport:
     timed_output_checks: int = 0  # timed outputs compared with the baseline on the same values
     reference_checked: bool = False  # the baseline was checked against reference()
     launch_gap_ms: float = 0.0  # the host's own time between two samples, measured here
+    # whether the escaped-work check ran (off in a smoke run side by side: PairSpec.shared_gpu)
+    escape_check: bool = True
     verify_s: float = 0.0
     checks_s: float = 0.0  # refills and timed-output checks during timing
     timing_s: float = 0.0  # the timed batches themselves

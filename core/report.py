@@ -258,8 +258,14 @@ def render(record: RunRecord, fmt: str = "table") -> str:
     if record.expectation_skips:
         parts += ["", *[f"NOT STORED {line}" for line in record.expectation_skips]]
     if record.options.get("mode") == "smoke":
-        parts += ["", "smoke run: times come from few samples (and maybe smaller shapes), so "
-                      "they are neither gated nor stored; failures and verification count as usual"]
+        line = ("smoke run: times come from few samples (and maybe smaller shapes), so they are "
+                "neither gated nor stored; failures and verification count as usual")
+        shared = sum(1 for p in record.pairs if p.status != "skipped" and not p.integrity.escape_check)
+        if shared:
+            line += (f"; {shared} pair{'s' if shared > 1 else ''} ran beside others, without "
+                     f"the escaped-work check (other pairs' kernels share the GPU; a full run or "
+                     f"--jobs 1 applies it)")
+        parts += ["", line]
     spent = time_line(record)
     if spent:
         parts += ["", spent]

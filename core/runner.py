@@ -203,12 +203,14 @@ def gate_entries(examples: list[Example], stored: dict[str, dict[str, Any]],
 
 def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: Path,
              entries: dict[str, dict[str, float]] | None = None,
-             env: dict[str, str] | None = None) -> PairResult:
+             env: dict[str, str] | None = None, shared_gpu: bool = False) -> PairResult:
     """The pair in a child process of its own (`env`: variables set on top of the usual ones;
-    a child with its own variables starts fresh rather than from the fork server)."""
+    such a child forks only from a fork server started with the same ones). `shared_gpu`:
+    other pairs run beside it (core.side_by_side; PairSpec.shared_gpu)."""
     safe = _safe(pair)
     spec_path, out_path = run_dir / "logs" / f"{safe}.spec.json", run_dir / "logs" / f"{safe}.result.json"
-    spec = {**_spec(pair, examples, options), **({"gate_entries": entries} if entries else {})}
+    spec = {**_spec(pair, examples, options), **({"gate_entries": entries} if entries else {}),
+            **({"shared_gpu": True} if shared_gpu else {})}
     spec_path.write_text(json.dumps(spec, indent=2))
     started = time.perf_counter()
     timeout_s = pair_timeout(pair, options.timeout_s)
@@ -526,7 +528,9 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
             pair_result = checked.skipped[pair.id]
         else:
             entries = gate_entries(examples, stored_for(pair, PairResult(pair=pair.id)), options)
-            pair_result = run_pair(pair, examples, options, run_dir, entries, env=env)
+            # only pairs run side by side get an environment of their own (their core share)
+            pair_result = run_pair(pair, examples, options, run_dir, entries, env=env,
+                                   shared_gpu=env is not None)
         if options.mode != "smoke" and any(ex.goal == "compile_time" and ex.measured
                                            for ex in pair_result.examples):
             listener(Note(f"      cold starts ({compile_time.COLD_STARTS} per side, fresh "

@@ -179,6 +179,13 @@ def test_smoke_side_by_side_reruns_alone_what_failed_beside_others(tmp_path, mon
     lines = [json.loads(line)["pair"]
              for line in (record.run_dir / "results.jsonl").read_text().splitlines()]
     assert sorted(lines) == ["ch95:shy", "ch95:slow", "ch95:wrong"]  # the failure beside others is not kept
+    # beside others the escaped-work check is off (other pairs' kernels share the GPU); the
+    # pairs run again alone have it
+    checks = {p.pair: p.integrity.escape_check for p in record.pairs}
+    assert checks == {"ch95:shy": True, "ch95:slow": False, "ch95:wrong": True}
+    from core.report import render
+
+    assert "1 pair ran beside others, without the escaped-work check" in render(record)
     # each child got its share of the cores for torch's thread pool, forked from its job
     # thread's own fork server (started with that share), not started afresh by the runner
     seen = json.loads((tmp_path / "threads").read_text())
