@@ -468,8 +468,8 @@ class PairSession:
             if (entry is None or self.examples[name].goal != "speed"
                     or option(bench, "negative_result", "")):
                 return {}
-            default = (expect.CPU_BOUND_TOLERANCE if option(bench, "cpu_bound", "")
-                       else expect.DEFAULT_TOLERANCE)
+            default = (expect.CPU_BOUND_TOLERANCE if self.examples[name].cpu_bound
+                       else expect.DEFAULT_TOLERANCE)  # the variant's, else the baseline's
             tolerance = float(entry.get("tolerance", default))
             floors[name] = Floor(expect.floor_of(float(entry["speedup"]), tolerance),
                                  max(expect.MAX_INTERVAL_RATIO, 1 + tolerance))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 import torch
 
 from core import timing
@@ -112,3 +113,31 @@ def test_the_runner_hands_floors_only_to_plain_gate_runs(fake_root, make_chapter
     assert gate_entries(examples, {"vec": {"speedup": 2.0}}, gate) == {}  # vec_fast is new
     memory = {**stored, "vec_fast": {"speedup": 0.9, "memory_ratio": 2.0, "goal": "memory"}}
     assert gate_entries(examples, memory, gate) == {}  # gated on memory, not on time
+
+
+@cpu_only
+@pytest.mark.parametrize("declared_on", ["baseline", "variant", "neither"])
+def test_a_cpu_bound_pair_is_decided_against_its_wider_floor_wherever_it_is_declared(
+        in_process_root, make_chapter, declared_on):
+    """The gate's verdict uses the cpu_bound tolerance when either side declares it (the
+    baseline's host syncs may be what sets the pair's pace); the early stop must use the same
+    floor, not the default one."""
+    from core import expectations as expect
+    from core.child import PairSession
+
+    cpu_bound = 'cpu_bound = "host syncs set its pace"'
+    files = vec_chapter_files(default=vec_pair_file(
+        attrs=cpu_bound if declared_on == "variant" else ""))
+    files["baseline_vec.py"] = vec_pair_file(attrs=cpu_bound if declared_on == "baseline" else "")
+    make_chapter("ch95", files)
+    (pair, examples), = select(["ch95"], in_process_root)
+    spec = spec_for(pair, examples, iterations=None, warmup=1)
+    spec.gate_entries = {e.name: {"speedup": 2.0} for e in examples}
+    session = PairSession(spec, "cpu", random.Random(3))
+    assert session.load()
+    tolerance = (expect.DEFAULT_TOLERANCE if declared_on == "neither"
+                 else expect.CPU_BOUND_TOLERANCE)
+    floors = session.gate_floors()
+    assert floors and all(f.floor == pytest.approx(expect.floor_of(2.0, tolerance))
+                          for f in floors.values())
+    session.teardown()
