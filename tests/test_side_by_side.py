@@ -86,8 +86,8 @@ def test_an_interrupt_keeps_what_finished_and_drops_what_it_cut_short():
 
 
 def test_default_jobs_follow_the_cores():
-    assert side_by_side.default_jobs(16) == 4
-    assert side_by_side.default_jobs(8) == 2
+    assert side_by_side.default_jobs(16) == 6
+    assert side_by_side.default_jobs(8) == 4
     assert side_by_side.default_jobs(2) == 1
 
 
