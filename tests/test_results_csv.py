@@ -149,7 +149,7 @@ def test_csv_is_written_after_each_pair_and_survives_ctrl_c(make_chapter, fake_r
     make_chapter("ch95", {**vec_chapter_files(default=vec_pair_file()), "baseline_w.py": "", "optimized_w.py": ""})
     seen_after_first: list[dict] = []
 
-    def fake_run_pair(pair, examples, options, run_dir, entries=None, env=None):
+    def fake_run_pair(pair, examples, options, run_dir, entries=None, env=None, shared_gpu=False):
         if pair.id == "ch95:w":  # the second pair: the first one's row is on disk already
             seen_after_first.append(_read(run_dir / "results.csv"))
             raise KeyboardInterrupt
