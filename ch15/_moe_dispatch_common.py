@@ -176,8 +176,10 @@ class MoeLayerBench(Benchmark):
     tolerance = BF16_TOLERANCE
     reference_tolerance = REFERENCE_TOLERANCE
 
+    token_count: int | None = None  # another token count for one instance (ch15/sweep_moe_tokens.py)
+
     def tokens(self) -> int:
-        return TOKENS if self.ctx.is_cuda else CPU_TOKENS
+        return self.token_count or (TOKENS if self.ctx.is_cuda else CPU_TOKENS)
 
     def setup(self, ctx: BenchContext) -> None:
         self.cfg = moe_config(ctx.device)
