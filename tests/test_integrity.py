@@ -256,3 +256,23 @@ def test_throttling_is_reported():
              PairResult(pair="ch07:y", clocks_end={"throttle_reasons": 0x1})]  # idle only
     lines = throttle_notes(pairs)
     assert len(lines) == 1 and "software thermal slowdown" in lines[0] and "1200 MHz" in lines[0]
+
+
+@pytest.mark.parametrize("shared_gpu", [False, True])
+def test_the_escape_rule_is_off_only_beside_other_pairs(shared_gpu):
+    """A planted side-stream backlog fails a pair that has the GPU to itself, and an honest
+    GPU-bound batch passes; beside other pairs (a smoke run side by side, PairSpec.shared_gpu)
+    their kernels fill the same gap, so the rule is off there, and the result says so."""
+    import random
+
+    from core.child import PairSession, PairSpec
+
+    spec = PairSpec(pair="ch95:vec", baseline="ch95/baseline_vec.py", examples=[],
+                    mode="smoke", shared_gpu=shared_gpu)
+    session = PairSession(spec, "cuda", random.Random(0))  # touches no GPU until run()
+    session.integrity.launch_gap_ms = GAP
+    planted = session.escaped([Batch([0.004] * 100, wall_ms=100.0)])
+    honest = session.escaped([Batch([0.1] * 100, wall_ms=10.05)])
+    assert honest is None
+    assert (planted is None) == shared_gpu
+    assert session.integrity.escape_check == (not shared_gpu)
