@@ -42,7 +42,7 @@ import torch  # noqa: F401 - imported before any pair module, for the Guard's sn
 from core import timing  # binds the timing functions before any pair module is imported
 from core import expectations as expect
 from core.benchmark import BenchContext, Benchmark, Requirements, Tolerance, option, shares_builder
-from core.decided import Floor, decided
+from core.decided import Floor, decided, median_bounds, rounds_decided
 from core.integrity import Guard, alias_problem, escaped_work, mutation_problem
 from core.memory import CudaMeter, Footprint, footprint, largest, prime_libraries
 from core.pairfile import PairError, load_benchmark, relative, unmet_requirement
@@ -70,9 +70,10 @@ class PairSpec:
     iterations: int | None = None
     warmup: int | None = None
     mode: str = "full"  # full | smoke (RunOptions.mode)
-    # a gate run: each variant's stored entry ({"speedup", optional "tolerance"}), so timing
-    # may stop once every verdict is known (core.decided); empty otherwise
-    gate_entries: dict[str, dict[str, float]] = field(default_factory=dict)
+    # a gate run: each variant's stored entry ({"speedup", optional "tolerance", and for another
+    # goal "goal" and its gated ratio}), so timing or replays may stop once every verdict is
+    # known (core.decided); empty otherwise
+    gate_entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     # a smoke run side by side (core.side_by_side): other pairs' kernels share the GPU, and the
     # escaped-work check (a batch's wall time against its samples) cannot tell their time from
     # work that escaped the timed stream, so it is off; no time a smoke run reports is a result
@@ -466,7 +467,7 @@ class PairSession:
         for name in self.sides:
             bench, entry = self.bench(name), self.spec.gate_entries.get(name)
             if (entry is None or self.examples[name].goal != "speed"
-                    or option(bench, "negative_result", "")):
+                    or entry.get("goal", "speed") != "speed" or option(bench, "negative_result", "")):
                 return {}
             default = (expect.CPU_BOUND_TOLERANCE if self.examples[name].cpu_bound
                        else expect.DEFAULT_TOLERANCE)  # the variant's, else the baseline's
@@ -474,6 +475,36 @@ class PairSession:
             floors[name] = Floor(expect.floor_of(float(entry["speedup"]), tolerance),
                                  max(expect.MAX_INTERVAL_RATIO, 1 + tolerance))
         return floors
+
+    def goodput_floors(self) -> dict[str, Floor]:
+        """Each goodput variant's floor in a gate run (core.decided), or {} when any has none.
+        (--iterations sets timed samples, not replays: the runner's gate_entries decides.)"""
+        if not self.spec.gate_entries or self.spec.mode != "full":
+            return {}
+        floors = {}
+        for name in [n for n in self.sides if self.examples[n].goal == "goodput"]:
+            entry = self.spec.gate_entries.get(name) or {}
+            if (entry.get("goal") != "goodput" or "goodput_ratio" not in entry
+                    or option(self.bench(name), "negative_result", "")):
+                return {}
+            tolerance = float(entry.get("tolerance", expect.CPU_BOUND_TOLERANCE))  # goodput_gate's
+            floors[name] = Floor(expect.floor_of(float(entry["goodput_ratio"]), tolerance),
+                                 1 + expect.CPU_BOUND_TOLERANCE)
+        return floors
+
+    def goodput_decided(self, found: dict[str, list], floors: dict[str, Floor]) -> bool:
+        """True once the replays so far bound every live variant's median goodput ratio (over
+        all REPLAYS rounds) above its floor (core.decided.median_bounds)."""
+        from core import goodput
+
+        intervals = {}
+        for name in [n for n in floors if n in self.sides]:
+            ratios = goodput.paired_ratios(found["baseline"], found[name]) or []
+            bounds = median_bounds(ratios, goodput.REPLAYS)
+            if bounds is not None:
+                intervals[name] = bounds
+        live = {name: floor for name, floor in floors.items() if name in self.sides}
+        return rounds_decided(intervals, live) is not None
 
     def measure_busy(self) -> None:
         """Each side's GPU busy share (core.busy), sides in order on every rank; each rank
@@ -508,7 +539,10 @@ class PairSession:
                             f"drive several GPUs from it); this pair runs as several ranks")
         names = ["baseline", *[n for n in self.sides if self.examples[n].goal == "goodput"]]
         found: dict[str, list] = {name: [] for name in names}
+        floors = self.goodput_floors()
         for _ in range(1 if self.spec.mode == "smoke" else goodput.REPLAYS):
+            if floors and self.goodput_decided(found, floors):
+                break  # a gate run whose verdicts the remaining rounds cannot change
             seed = _new_seed(self.rng)
             self.integrity.verify_seeds.append(seed)
             simulated = bool(option(self.baseline, "simulated", ""))

@@ -74,15 +74,34 @@ def time_cold_start(bench: Any, ctx: Any, seed: int) -> ColdStart:
 
 
 def measure(sides: list[str], start: Callable[[str, dict[str, str]], ColdStart],
-            repeats: int | None = None) -> dict[str, list[ColdStart]]:
+            repeats: int | None = None,
+            enough: Callable[[dict[str, list[ColdStart]]], bool] | None = None
+            ) -> dict[str, list[ColdStart]]:
     """`repeats` cold starts per side, alternating sides (drift hits all alike); `start(side,
-    env)` runs one fresh process with the extra environment `env` and returns its timing."""
+    env)` runs one fresh process with the extra environment `env` and returns its timing.
+    `enough(found)`, asked after each round, ends them early (a gate run's known verdict)."""
     found: dict[str, list[ColdStart]] = {side: [] for side in sides}
     for _ in range(repeats or COLD_STARTS):
+        if enough is not None and enough(found):
+            break
         for side in sides:
             with tempfile.TemporaryDirectory(prefix="aisp-cold-") as tmp:
                 found[side].append(start(side, fresh_cache_env(Path(tmp))))
     return found
+
+
+def ratio_bounds(baseline: list[ColdStart], optimized: list[ColdStart],
+                 total: int | None = None) -> tuple[float, float] | None:
+    """The lowest and highest ratio of medians that `total` (default COLD_STARTS) cold starts
+    per side can still give, from the ones measured so far (core.decided.median_bounds);
+    None while unbounded."""
+    from core.decided import median_bounds
+
+    b = median_bounds([s.total_s for s in baseline], total or COLD_STARTS)
+    o = median_bounds([s.total_s for s in optimized], total or COLD_STARTS)
+    if b is None or o is None or min(o) <= 0:
+        return None
+    return b[0] / o[1], b[1] / o[0]
 
 
 def median_s(starts: list[ColdStart]) -> float:

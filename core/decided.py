@@ -53,3 +53,31 @@ def decided(round_index: int, samples: dict[str, list[float]], round_sizes: dict
             return None
     return (f"decided at round {round_index}: every speedup's {CONFIDENCE:.0%} interval is above "
             f"its stored floor")
+
+
+# Goals measured in a few whole rounds (goodput replays, compile-time cold starts) are gated
+# on a median of a fixed count of them. Once more than half are in, the rounds still to come
+# can move that median only within known bounds: when even its lowest value clears the floor,
+# the verdict is known and the rest are not run (in a gate run only, as above).
+
+def median_bounds(known: list[float], total: int) -> tuple[float, float] | None:
+    """The lowest and highest value the median of `total` values (odd) can still take, given
+    the `known` ones; None while too few are known to bound it on both sides."""
+    needed = total // 2 + 1  # the median is the needed-th smallest (and the needed-th largest)
+    if total % 2 == 0 or len(known) < needed:
+        return None
+    ordered = sorted(known)
+    spare = len(known) - needed  # how many of the known may fall below (or above) the median
+    return ordered[spare], ordered[len(known) - 1 - spare]
+
+
+def rounds_decided(intervals: dict[str, tuple[float, float]], floors: dict[str, Floor]) -> str | None:
+    """A stop reason when every variant in `floors` has an interval (the lowest and highest
+    its gated ratio can still reach) wholly above its floor and narrow enough to be a result."""
+    if not floors or any(name not in intervals for name in floors):
+        return None
+    for name, floor in floors.items():
+        lo, hi = intervals[name]
+        if lo < floor.floor or lo <= 0 or hi / lo > floor.widest:
+            return None
+    return "decided: whatever the remaining rounds give, every gated ratio stays above its floor"

@@ -8,7 +8,9 @@ from pathlib import Path
 from tabulate import tabulate
 
 from core import atomic
+from core.compile_time import COLD_STARTS
 from core.expectations import CPU_BOUND_TOLERANCE
+from core.goodput import REPLAYS
 from core.memory import mib
 from core.metrics import headline
 from core.record import ExampleResult, PairResult, RunRecord, Verification
@@ -120,6 +122,14 @@ def _serving(stats: list) -> str:
             f"{middle.tokens_per_s:.0f} tokens/s)")
 
 
+def _cut_short(done: list, full: int) -> str:
+    """Said when a gate run stopped its rounds early (core.decided.median_bounds)."""
+    if 1 < len(done) < full:
+        return (f"; {len(done)} of {full}: the rest could not have moved the median below "
+                f"the floor")
+    return ""
+
+
 def _cold(starts: list) -> str:
     """'61.2 s (setup 58.0 s + first call 3.2 s)' for the median cold start."""
     middle = sorted(starts, key=lambda s: s.total_s)[len(starts) // 2]
@@ -181,7 +191,8 @@ def notes(rows: list[ExampleResult]) -> list[str]:
             lines.append(f"GOODPUT {ex.id} (goal goodput, gated on it): {_serving(ex.baseline.goodput)}"
                          f" → {_serving(ex.timing.goodput)} (median of {len(ex.timing.goodput)} "
                          f"{'simulated' if ex.simulated else 'real-time'} replays per side, "
-                         f"each round one trace for both); time {ex.speedup:.2f}x")
+                         f"each round one trace for both{_cut_short(ex.timing.goodput, REPLAYS)}"
+                         f"); time {ex.speedup:.2f}x")
         if ex.goal == "simulated_cost" and ex.simulated_cost_ratio is not None:
             base, opt = ex.baseline.simulated_costs, ex.timing.simulated_costs
             lines.append(f"SIMULATED COST {ex.id} (goal simulated_cost, gated on it): the modelled "
@@ -193,7 +204,8 @@ def notes(rows: list[ExampleResult]) -> list[str]:
             base, opt = ex.baseline.cold_starts, ex.timing.cold_starts
             lines.append(f"COMPILE TIME {ex.id} (goal compile_time, gated on it): cold start "
                          f"{_cold(base)} → {_cold(opt)} (setup() + first call, median of "
-                         f"{len(opt)} fresh processes with empty compiler caches); steady-state "
+                         f"{len(opt)} fresh processes with empty compiler caches"
+                         f"{_cut_short(opt, COLD_STARTS)}); steady-state "
                          f"time {ex.speedup:.2f}x")
         if ex.goal == "speed" and (line := _setup_line(ex)):
             lines.append(line)

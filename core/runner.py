@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from core import REPO_ROOT, atomic, compile_time, goodput, precheck, precompile, results_csv, side_by_side
 from core import expectations as expect
+from core.decided import Floor, rounds_decided
 from core.expectations import pair_key
 from core.discovery import Example, Pair
 from core.events import Listener, Note, PairFinished, PairStarted, RunStarted
@@ -184,19 +185,24 @@ def _failed(pair: Pair, examples: list[Example], reason: str, duration_s: float)
 
 
 def gate_entries(examples: list[Example], stored: dict[str, dict[str, Any]],
-                 options: RunOptions) -> dict[str, dict[str, float]]:
-    """What a gate run hands the child so its timing may stop once every verdict is known
-    (core.decided): each variant's stored speed entry. Empty when the run stores results
+                 options: RunOptions) -> dict[str, dict[str, Any]]:
+    """What a gate run hands the child so its timing or replays may stop once every verdict
+    is known (core.decided): each variant's stored speedup, and for a variant gated on
+    another goal that goal and its stored ratio. Empty when the run stores results
     (--update-expectations wants the full precision), smoke or fixed-count runs, or when a
-    variant has no stored speedup (it would not be decided anyway)."""
+    variant has no stored entry (it would not be decided anyway)."""
     if options.update_expectations or options.mode != "full" or options.iterations:
         return {}
     found = {}
     for e in examples:
         entry = stored.get(e.name)
-        if not entry or entry.get("goal", "speed") != "speed" or "speedup" not in entry:
+        if not entry or "speedup" not in entry:
             return {}
+        goal = entry.get("goal", "speed")
+        measure = expect.GATED_MEASURE.get(goal, "speedup")
         found[e.name] = {"speedup": float(entry["speedup"]),
+                         **({"goal": goal, measure: float(entry[measure])}
+                            if goal != "speed" and measure in entry else {}),
                          **({"tolerance": float(entry["tolerance"])} if "tolerance" in entry else {})}
     return found
 
@@ -231,10 +237,13 @@ def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: 
 
 
 def measure_cold_starts(pair: Pair, examples: list[Example], pair_result: PairResult,
-                        options: RunOptions, run_dir: Path) -> None:
+                        options: RunOptions, run_dir: Path,
+                        entries: dict[str, dict[str, Any]] | None = None) -> None:
     """Goal compile_time: each side's cold start in fresh processes (core.compile_time), for
     the baseline and every measured compile_time variant. A side that fails or kept a cache
-    between processes fails its variant (a failing baseline, every such variant)."""
+    between processes fails its variant (a failing baseline, every such variant). In a gate
+    run (`entries`, from gate_entries) the cold starts end once the ones so far bound every
+    variant's ratio above its stored floor (core.decided)."""
     chosen = [ex for ex in pair_result.examples if ex.goal == "compile_time" and ex.measured]
     safe = _safe(pair)
     spec_path = run_dir / "logs" / f"{safe}.spec.json"  # written by run_pair
@@ -251,7 +260,24 @@ def measure_cold_starts(pair: Pair, examples: list[Example], pair_result: PairRe
             return compile_time.ColdStart(float("nan"), float("nan"))
         return compile_time.ColdStart(**payload)
 
-    found = compile_time.measure(["baseline", *[ex.name for ex in chosen]], start)
+    floors = {}
+    for ex in chosen:
+        entry = (entries or {}).get(ex.name) or {}
+        if entry.get("goal") != "compile_time" or "compile_ratio" not in entry or ex.negative_result:
+            floors = {}
+            break
+        tolerance = float(entry.get("tolerance", expect.CPU_BOUND_TOLERANCE))  # compile_gate's
+        floors[ex.name] = Floor(expect.floor_of(entry["compile_ratio"], tolerance),
+                                1 + expect.CPU_BOUND_TOLERANCE)
+
+    def enough(found: dict[str, list[compile_time.ColdStart]]) -> bool:
+        if not floors or errors:
+            return False
+        intervals = {name: bounds for name in floors
+                     if (bounds := compile_time.ratio_bounds(found["baseline"], found[name]))}
+        return rounds_decided(intervals, floors) is not None
+
+    found = compile_time.measure(["baseline", *[ex.name for ex in chosen]], start, enough=enough)
     sides = {"baseline": pair_result.baseline, **{ex.name: ex.timing for ex in chosen}}
     for side, starts in found.items():
         problem = errors.get(side) or compile_time.persisted_problem(starts, sides[side].setup_s)
@@ -524,6 +550,7 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     def measure(pair: Pair, examples: list[Example], env: dict[str, str] | None = None) -> PairResult:
         """One pair: its child (or the skip decided without one), then what follows it."""
         began = time.perf_counter()
+        entries: dict[str, dict[str, Any]] = {}
         if pair.id in checked.skipped:  # its requirements are not met here: no child
             pair_result = checked.skipped[pair.id]
         else:
@@ -533,9 +560,9 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                                    shared_gpu=env is not None)
         if options.mode != "smoke" and any(ex.goal == "compile_time" and ex.measured
                                            for ex in pair_result.examples):
-            listener(Note(f"      cold starts ({compile_time.COLD_STARTS} per side, fresh "
-                          f"processes, empty compiler caches) ..."))
-            measure_cold_starts(pair, examples, pair_result, options, run_dir)
+            listener(Note(f"      cold starts (up to {compile_time.COLD_STARTS} per side, "
+                          f"fresh processes, empty compiler caches) ..."))
+            measure_cold_starts(pair, examples, pair_result, options, run_dir, entries)
         annotate(pair_result, pair, ceilings, stored_for(pair, pair_result))
         if options.mode == "smoke":
             for ex in pair_result.examples:

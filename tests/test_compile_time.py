@@ -129,3 +129,52 @@ def test_persisted_and_interval_helpers():
     assert persisted_problem([fast, fast], run_setup_s=3.0) is not None  # the pair run was colder
     assert persisted_problem([slow, slow], run_setup_s=3.0) is None
     assert ratio_interval([slow, slow], [fast, slow]) == pytest.approx((1.0, 3.1 / 1.1))
+
+
+def test_measure_stops_when_enough_says_the_verdict_is_known():
+    from core.compile_time import measure, ratio_bounds
+
+    started = []
+
+    def start(side, env):
+        started.append(side)
+        return ColdStart(3.0, 0.0) if side == "baseline" else ColdStart(1.0, 0.0)
+
+    def clears(floor):
+        return lambda found: ((b := ratio_bounds(found["baseline"], found["fast"], 3)) is not None
+                              and b[0] >= floor)
+
+    assert [len(v) for v in measure(["baseline", "fast"], start, 3, clears(2.0)).values()] == [2, 2]
+    assert [len(v) for v in measure(["baseline", "fast"], start, 3, clears(4.0)).values()] == [3, 3]
+    assert ratio_bounds([ColdStart(3.0, 0.0)], [ColdStart(1.0, 0.0)], 3) is None  # one is no bound
+
+
+def test_a_gate_run_stops_the_cold_starts_once_the_floor_is_cleared(tmp_path, monkeypatch):
+    """Stored 1.5x (floor 0.75x, lenient for a busy CPU): the honest 3x side is decided after
+    two cold starts per side. Stored 100x: out of reach, all three are run."""
+    import json
+
+    from core.hardware import cpu_key
+
+    root = tmp_path / "chapters"
+    baseline = vec_pair_file(setup="spin(0.6)").replace(
+        "class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
+    for chapter, stored in (("ch92", 1.5), ("ch91", 100.0)):
+        folder = write_chapter(root, chapter, {"_vec_common.py": VEC_COMMON, "baseline_vec.py": baseline,
+                                               "optimized_vec.py": compiling_side(0.2, INDUCTOR_CACHE)})
+        entry = {"speedup": 1.0, "goal": "compile_time", "compile_ratio": stored, "tolerance": 0.5}
+        (folder / f"expectations_{cpu_key()}.json").write_text(
+            json.dumps({"schema": 1, "examples": {"vec": entry}}))
+    monkeypatch.setattr(expect, "MIN_SAMPLES", 1)
+    monkeypatch.setattr(expect, "MAX_INTERVAL_RATIO", float("inf"))
+    monkeypatch.setattr(expect, "CPU_BOUND_TOLERANCE", 0.9)  # the width a result may have
+    record = run_suite(select(["ch92", "ch91"], root),
+                       RunOptions(warmup=1, timeout_s=120, output_dir=tmp_path / "runs"))
+    found = {ex.id: ex for ex in record.rows}
+    decided, out_of_reach = found["ch92:vec"], found["ch91:vec"]
+    assert decided.status == "ok", decided.reason
+    assert len(decided.baseline.cold_starts) == len(decided.timing.cold_starts) == 2
+    assert decided.expectation.status == "pass"
+    assert any("2 of 3: the rest could not have moved" in line for line in notes([decided]))
+    assert len(out_of_reach.baseline.cold_starts) == len(out_of_reach.timing.cold_starts) == 3
+    assert out_of_reach.expectation.status == "regression"

@@ -10,7 +10,7 @@ import torch
 
 from core import timing
 from core.child import run_pair
-from core.decided import CHECK_ROUNDS, Floor, decided
+from core.decided import CHECK_ROUNDS, Floor, decided, median_bounds, rounds_decided
 from core.discovery import select
 from core.runner import RunOptions, gate_entries
 from tests.conftest import cpu_only, spec_for, vec_chapter_files, vec_pair_file
@@ -111,8 +111,53 @@ def test_the_runner_hands_floors_only_to_plain_gate_runs(fake_root, make_chapter
                     RunOptions(output_dir=tmp_path, iterations=5)):
         assert gate_entries(examples, stored, options) == {}
     assert gate_entries(examples, {"vec": {"speedup": 2.0}}, gate) == {}  # vec_fast is new
-    memory = {**stored, "vec_fast": {"speedup": 0.9, "memory_ratio": 2.0, "goal": "memory"}}
-    assert gate_entries(examples, memory, gate) == {}  # gated on memory, not on time
+    # another goal travels with its gated ratio (goodput and cold starts stop on it)
+    goodput = {**stored, "vec_fast": {"speedup": 0.9, "goodput_ratio": 1.3, "goal": "goodput",
+                                      "baseline_goodput_rps": 3.0}}
+    assert gate_entries(examples, goodput, gate)["vec_fast"] == {"speedup": 0.9, "goal": "goodput",
+                                                                "goodput_ratio": 1.3}
+
+
+@cpu_only
+def test_a_speed_floor_is_never_taken_from_an_entry_stored_for_another_goal(in_process_root,
+                                                                          make_chapter):
+    from core.child import PairSession
+
+    make_chapter("ch95", vec_chapter_files(default=vec_pair_file()))
+    (pair, examples), = select(["ch95"], in_process_root)
+    spec = spec_for(pair, examples, iterations=None, warmup=1)
+    spec.gate_entries = {"vec": {"speedup": 0.9, "goal": "memory", "memory_ratio": 2.0}}
+    session = PairSession(spec, "cpu", random.Random(3))
+    assert session.load()
+    assert session.gate_floors() == {}
+    spec.gate_entries = {"vec": {"speedup": 2.0}}
+    assert session.gate_floors()
+    session.teardown()
+
+
+def test_median_bounds_say_where_the_median_of_all_rounds_can_still_fall():
+    assert median_bounds([2.0], 3) is None  # one of three: the other two could be anything
+    assert median_bounds([2.0, 1.5], 3) == (1.5, 2.0)  # a third value between, below or above
+    assert median_bounds([3.0, 1.0, 2.0], 3) == (2.0, 2.0)  # all in: the median itself
+    assert median_bounds([4.0, 1.0, 3.0], 5) == (1.0, 4.0)
+    assert median_bounds([4.0, 1.0, 3.0, 2.0], 5) == (2.0, 3.0)
+    assert median_bounds([1.0, 2.0], 4) is None  # an even count's median is a mean: not bounded here
+    # brute force: every way the missing rounds can fall keeps the median within the bounds
+    import itertools
+    import statistics
+    known, total = [1.2, 0.7, 1.9], 5
+    lo, hi = median_bounds(known, total)
+    for rest in itertools.product([0.0, 0.7, 1.0, 1.5, 9.0], repeat=total - len(known)):
+        assert lo <= statistics.median(known + list(rest)) <= hi
+
+
+def test_rounds_are_decided_only_when_every_variant_clears_its_floor_and_is_narrow():
+    floor = Floor(1.2, 1.25)
+    assert rounds_decided({"a": (1.3, 1.4)}, {"a": floor})
+    assert rounds_decided({"a": (1.1, 1.4)}, {"a": floor}) is None  # may end below the floor
+    assert rounds_decided({"a": (1.3, 1.7)}, {"a": floor}) is None  # too wide to be a result
+    assert rounds_decided({"a": (1.3, 1.4)}, {"a": floor, "b": floor}) is None  # b not bounded yet
+    assert rounds_decided({}, {}) is None
 
 
 @cpu_only

@@ -342,6 +342,33 @@ def test_an_engine_with_answers_from_an_earlier_replay_is_caught(served):
     assert "got other tokens than the baseline's" in ex.reason
 
 
+@pytest.mark.parametrize("stored, replays", [(1.2, 2), (100.0, 3), (None, 3)])
+def test_a_gate_run_ends_the_replays_once_the_third_cannot_change_the_verdict(
+        stored, replays, in_process_root, make_chapter, monkeypatch):
+    """With two of three rounds in, the median ratio lies between them: both above the floor
+    (stored 1.2x; a lenient tolerance so a busy CPU cannot flake it) means a pass whatever the
+    third gives. A floor out of reach (100x) or no stored entry: all three are replayed."""
+    import random
+
+    from core import expectations as expect
+    from core.child import run_pair
+    from core.discovery import select
+    from tests.conftest import spec_for
+
+    monkeypatch.setattr(expect, "CPU_BOUND_TOLERANCE", 0.9)  # goodput's tolerance and width
+    make_chapter("ch95", {"_serving_common.py": SERVING_COMMON,
+                          "baseline_serving.py": SERVING_BASELINE,
+                          "optimized_serving.py": SERVING_CONTINUOUS})
+    (pair, examples), = select(["ch95"], in_process_root)
+    spec = spec_for(pair, examples, iterations=3, warmup=1)
+    if stored is not None:
+        spec.gate_entries = {"serving": {"speedup": 1.0, "goal": "goodput", "goodput_ratio": stored}}
+    result = run_pair(spec, random.Random(5))
+    ex = result.examples[0]
+    assert ex.status == "ok", ex.reason
+    assert len(result.baseline.goodput) == len(ex.timing.goodput) == replays
+
+
 def test_a_goodput_pair_must_define_its_trace_engine_and_slo():
     from core.benchmark import Benchmark, validate
 
