@@ -151,7 +151,11 @@ def test_measure_stops_when_enough_says_the_verdict_is_known():
 
 def test_a_gate_run_stops_the_cold_starts_once_the_floor_is_cleared(tmp_path, monkeypatch):
     """Stored 1.5x (floor 0.75x, lenient for a busy CPU): the honest 3x side is decided after
-    two cold starts per side. Stored 100x: out of reach, all three are run."""
+    two cold starts per side. Stored 100x: out of reach, all three are run. A planted side
+    that keeps its compiled artifact outside the fresh cache folders (stored at an attainable
+    1.5x) found it warm from the pair's own run, so both its cold starts were fast and it is
+    decided after two as well; it is still caught, by its setup() in the pair's run being far
+    slower than its "cold" starts (compile_time.persisted_problem), which needs no third."""
     import json
 
     from core.hardware import cpu_key
@@ -159,16 +163,19 @@ def test_a_gate_run_stops_the_cold_starts_once_the_floor_is_cleared(tmp_path, mo
     root = tmp_path / "chapters"
     baseline = vec_pair_file(setup="spin(0.6)").replace(
         "class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
-    for chapter, stored in (("ch92", 1.5), ("ch91", 100.0)):
+    own_cache = repr(f"{tempfile.gettempdir()}/aisp-planted-{uuid.uuid4().hex}")
+    for chapter, stored, side in (("ch92", 1.5, compiling_side(0.2, INDUCTOR_CACHE)),
+                                  ("ch91", 100.0, compiling_side(0.2, INDUCTOR_CACHE)),
+                                  ("ch90", 1.5, compiling_side(0.2, own_cache))):
         folder = write_chapter(root, chapter, {"_vec_common.py": VEC_COMMON, "baseline_vec.py": baseline,
-                                               "optimized_vec.py": compiling_side(0.2, INDUCTOR_CACHE)})
+                                               "optimized_vec.py": side})
         entry = {"speedup": 1.0, "goal": "compile_time", "compile_ratio": stored, "tolerance": 0.5}
         (folder / f"expectations_{cpu_key()}.json").write_text(
             json.dumps({"schema": 1, "examples": {"vec": entry}}))
     monkeypatch.setattr(expect, "MIN_SAMPLES", 1)
     monkeypatch.setattr(expect, "MAX_INTERVAL_RATIO", float("inf"))
     monkeypatch.setattr(expect, "CPU_BOUND_TOLERANCE", 0.9)  # the width a result may have
-    record = run_suite(select(["ch92", "ch91"], root),
+    record = run_suite(select(["ch92", "ch91", "ch90"], root),
                        RunOptions(warmup=1, timeout_s=120, output_dir=tmp_path / "runs"))
     found = {ex.id: ex for ex in record.rows}
     decided, out_of_reach = found["ch92:vec"], found["ch91:vec"]
@@ -178,3 +185,6 @@ def test_a_gate_run_stops_the_cold_starts_once_the_floor_is_cleared(tmp_path, mo
     assert any("2 of 3: the rest could not have moved" in line for line in notes([decided]))
     assert len(out_of_reach.baseline.cold_starts) == len(out_of_reach.timing.cold_starts) == 3
     assert out_of_reach.expectation.status == "regression"
+    planted = found["ch90:vec"]
+    assert planted.status == "failed" and "something it keeps between processes" in planted.reason
+    assert len(planted.timing.cold_starts) == 2

@@ -369,6 +369,28 @@ def test_a_gate_run_ends_the_replays_once_the_third_cannot_change_the_verdict(
     assert len(result.baseline.goodput) == len(ex.timing.goodput) == replays
 
 
+def test_an_engine_with_remembered_answers_is_caught_in_a_gate_run_too(in_process_root,
+                                                                    make_chapter, monkeypatch):
+    """The planted engine answers from an earlier replay; a gate run that may stop its
+    replays early (stored 1.2x, lenient) still fails it, on the round it cheats in."""
+    import random
+
+    from core import expectations as expect
+    from core.child import run_pair
+    from core.discovery import select
+    from tests.conftest import spec_for
+
+    monkeypatch.setattr(expect, "CPU_BOUND_TOLERANCE", 0.9)
+    make_chapter("ch95", {"_serving_common.py": SERVING_COMMON,
+                          "baseline_serving.py": SERVING_BASELINE,
+                          "optimized_serving.py": SERVING_CACHED})
+    (pair, examples), = select(["ch95"], in_process_root)
+    spec = spec_for(pair, examples, iterations=3, warmup=1)
+    spec.gate_entries = {"serving": {"speedup": 1.0, "goal": "goodput", "goodput_ratio": 1.2}}
+    ex = run_pair(spec, random.Random(5)).examples[0]
+    assert ex.status == "failed" and "got other tokens than the baseline's" in ex.reason
+
+
 def test_a_goodput_pair_must_define_its_trace_engine_and_slo():
     from core.benchmark import Benchmark, validate
 
