@@ -108,9 +108,11 @@ def parallelism(cpus: int | None = None) -> int:
 
 
 def precompile(jobs: list[Job], spec_for: Callable[[Pair], Path], logs: Path,
-               parallel: int | None = None, timeout_s: float = TIMEOUT_S) -> PrecompileRecord:
+               parallel: int | None = None, timeout_s: float = TIMEOUT_S,
+               progress: Callable[[int, int], None] | None = None) -> PrecompileRecord:
     """Run `jobs` in fresh processes, `parallel` at a time (`spec_for(pair)`: the pair's spec
-    file, as its own child will read it); Ctrl-C stops every one of them."""
+    file, as its own child will read it); Ctrl-C stops every one of them. `progress(done,
+    total)` is called as each side ends (the phase takes minutes on a slow host)."""
     from core.process import kill_group, start_fresh
 
     parallel = parallel or parallelism()
@@ -142,6 +144,8 @@ def precompile(jobs: list[Job], spec_for: Callable[[Pair], Path], logs: Path,
                 if code != 0 or _reported_error(out):
                     why = "timed out" if late else "failed"
                     record.failed.append(f"{job.pair.id}/{job.side}: {why}, see logs/{log.name}")
+                if progress is not None:
+                    progress(len(jobs) - len(waiting) - len(running), len(jobs))
     finally:  # Ctrl-C or an error: nothing started here keeps running
         for _, proc, _, _, _ in running:
             kill_group(proc.pid)

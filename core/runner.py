@@ -90,6 +90,9 @@ def prebuild(pairs: list[Pair], capability: tuple[int, int]) -> dict[str, Any]:
     return {"files": len(sources), "seconds": round(time.perf_counter() - started, 2), "errors": errors}
 
 
+PRECOMPILE_NOTE_S = 20.0  # seconds between the precompile phase's progress lines
+
+
 def run_precompile(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                    run_dir: Path, listener: Listener) -> dict[str, Any]:
     """The compiling sides of `selection`, compiled in parallel into the run's caches."""
@@ -105,7 +108,14 @@ def run_precompile(selection: list[tuple[Pair, list[Example]]], options: RunOpti
     parallel = precompile.parallelism()
     listener(Note(f"precompiling {len(jobs)} sides that compile (torch.compile, Triton), "
                   f"{parallel} at a time; --no-precompile skips this ..."))
-    done = precompile.precompile(jobs, spec_for, run_dir / "logs", parallel)
+    started, last_note = time.perf_counter(), [time.perf_counter()]
+
+    def progress(finished: int, total: int) -> None:  # a line every ~20 s, not one per side
+        now = time.perf_counter()
+        if finished < total and now - last_note[0] >= PRECOMPILE_NOTE_S:
+            last_note[0] = now
+            listener(Note(f"  precompiled {finished} of {total} sides ({now - started:.0f} s)"))
+    done = precompile.precompile(jobs, spec_for, run_dir / "logs", parallel, progress=progress)
     failed = f"; {len(done.failed)} failed here and compile in their own pair: " + \
         "; ".join(done.failed) if done.failed else ""
     listener(Note(f"precompiled {done.sides - len(done.failed)} of {done.sides} sides in "

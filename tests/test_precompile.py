@@ -60,7 +60,10 @@ def test_each_side_compiles_in_a_process_of_its_own_and_failures_are_listed(
     logs = tmp_path / "logs"
     logs.mkdir()
     started = time.perf_counter()
-    done = precompile.precompile(jobs, lambda p: spec, logs, parallel=2, timeout_s=20)
+    seen = []
+    done = precompile.precompile(jobs, lambda p: spec, logs, parallel=2, timeout_s=20,
+                                 progress=lambda finished, total: seen.append((finished, total)))
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]  # once per side, as each ends
     assert time.perf_counter() - started < 90  # the stuck side was killed at its timeout
     assert (done.sides, done.parallel) == (4, 2)
     assert len(list(marks.iterdir())) == 2  # baseline and vec: two processes
@@ -77,10 +80,12 @@ def test_the_run_precompiles_only_where_it_compiles_for_a_gpu_and_not_when_told_
                           "optimized_vec.py": COMPILED})
     calls = []
 
-    def fake(jobs, spec_for, logs, parallel=None, timeout_s=0):
+    def fake(jobs, spec_for, logs, parallel=None, timeout_s=0, progress=None):
         calls.append([(j.pair.id, j.side, spec_for(j.pair).exists()) for j in jobs])
+        progress(0, len(jobs))  # a side ended; with others left, the run says how far it is
         return precompile.PrecompileRecord(sides=len(jobs), seconds=0.5, parallel=parallel)
     monkeypatch.setattr(precompile, "precompile", fake)
+    monkeypatch.setattr(core.runner, "PRECOMPILE_NOTE_S", 0.0)
     selection = select(["ch95"], root=fake_root)
     options = RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs")
     record = run_suite(selection, options)  # a CPU run: no GPU to compile for
@@ -88,8 +93,10 @@ def test_the_run_precompiles_only_where_it_compiles_for_a_gpu_and_not_when_told_
     real_probe = core.runner.probe
     monkeypatch.setattr(core.runner, "probe", lambda run_dir: {**real_probe(run_dir), "capability": [9, 0]})
     monkeypatch.setattr(core.runner, "prebuild", lambda pairs, capability: {"files": 0})
-    record = run_suite(selection, options)
+    notes = []
+    record = run_suite(selection, options, listener=lambda event: notes.append(getattr(event, "text", "")))
     assert calls == [[("ch95:vec", "vec", True)]]  # its spec is written before it compiles
+    assert "  precompiled 0 of 1 sides (0 s)" in notes
     assert record.precompile["sides"] == 1
     assert [ex.status for ex in record.rows] == ["ok"]
     calls.clear()
