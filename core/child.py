@@ -42,7 +42,7 @@ import torch  # noqa: F401 - imported before any pair module, for the Guard's sn
 from core import timing  # binds the timing functions before any pair module is imported
 from core import expectations as expect
 from core.benchmark import BenchContext, Benchmark, Requirements, Tolerance, option, shares_builder
-from core.decided import Floor, decided, median_bounds, rounds_decided
+from core.decided import Floor, decided, median_bounds, round_goal_floor, rounds_decided
 from core.integrity import Guard, alias_problem, escaped_work, mutation_problem
 from core.memory import CudaMeter, Footprint, footprint, largest, prime_libraries
 from core.pairfile import PairError, load_benchmark, relative, unmet_requirement
@@ -483,13 +483,10 @@ class PairSession:
             return {}
         floors = {}
         for name in [n for n in self.sides if self.examples[n].goal == "goodput"]:
-            entry = self.spec.gate_entries.get(name) or {}
-            if (entry.get("goal") != "goodput" or "goodput_ratio" not in entry
-                    or option(self.bench(name), "negative_result", "")):
+            floor = round_goal_floor(self.spec.gate_entries.get(name), "goodput")
+            if floor is None or option(self.bench(name), "negative_result", ""):
                 return {}
-            tolerance = float(entry.get("tolerance", expect.CPU_BOUND_TOLERANCE))  # goodput_gate's
-            floors[name] = Floor(expect.floor_of(float(entry["goodput_ratio"]), tolerance),
-                                 1 + expect.CPU_BOUND_TOLERANCE)
+            floors[name] = floor
         return floors
 
     def goodput_decided(self, found: dict[str, list], floors: dict[str, Floor]) -> bool:

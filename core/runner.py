@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from core import REPO_ROOT, atomic, compile_time, goodput, precheck, precompile, results_csv, side_by_side
 from core import expectations as expect
-from core.decided import Floor, rounds_decided
+from core.decided import round_goal_floor, rounds_decided
 from core.expectations import pair_key
 from core.discovery import Example, Pair
 from core.events import Listener, Note, PairFinished, PairStarted, RunStarted
@@ -270,15 +270,10 @@ def measure_cold_starts(pair: Pair, examples: list[Example], pair_result: PairRe
             return compile_time.ColdStart(float("nan"), float("nan"))
         return compile_time.ColdStart(**payload)
 
-    floors = {}
-    for ex in chosen:
-        entry = (entries or {}).get(ex.name) or {}
-        if entry.get("goal") != "compile_time" or "compile_ratio" not in entry or ex.negative_result:
-            floors = {}
-            break
-        tolerance = float(entry.get("tolerance", expect.CPU_BOUND_TOLERANCE))  # compile_gate's
-        floors[ex.name] = Floor(expect.floor_of(entry["compile_ratio"], tolerance),
-                                1 + expect.CPU_BOUND_TOLERANCE)
+    floors = {ex.name: round_goal_floor((entries or {}).get(ex.name), "compile_time")
+              for ex in chosen if not ex.negative_result}
+    if len(floors) < len(chosen) or None in floors.values():
+        floors = {}  # a variant without a stored floor is never decided, so neither is the pair
 
     def enough(found: dict[str, list[compile_time.ColdStart]]) -> bool:
         if not floors or errors:
