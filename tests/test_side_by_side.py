@@ -66,21 +66,34 @@ def test_one_at_a_time_is_not_side_by_side():
 
 def test_an_interrupt_keeps_what_finished_and_drops_what_it_cut_short():
     """Ctrl-C (here raised in one job): the run stops and re-raises; jobs still running then
-    are not kept (killed, they would read as failures), and no new job starts."""
+    are not kept (killed, they would read as failures), and no new job starts.
+
+    Ordered by events, not sleeps: the interrupt comes once "quick" is kept, and the jobs still
+    running return only after it (a loaded CI host once took longer than a fixed sleep to
+    start the first job's fork server)."""
     kept: list[str] = []
     started: list[str] = []
+    quick_kept = threading.Event()
+    interrupted = threading.Event()
+
+    def keep(job: str, result: PairResult) -> None:
+        kept.append(job)
+        if job == "quick":
+            quick_kept.set()
 
     def measure(name: str) -> PairResult:
         started.append(name)
         if name == "ctrl_c":
-            time.sleep(0.3)
+            assert quick_kept.wait(timeout=60)
+            interrupted.set()
             raise KeyboardInterrupt
-        if name != "quick":
-            time.sleep(1.5)  # still running when the interrupt comes
+        if name != "quick":  # still running when the interrupt comes, done just after it
+            assert interrupted.wait(timeout=60)
+            time.sleep(0.5)
         return _ok(name)
     with pytest.raises(KeyboardInterrupt):
-        side_by_side.run(["quick", "ctrl_c", "slow", "later", "never"], measure,
-                         lambda job, result: kept.append(job), parallel=3)
+        side_by_side.run(["quick", "ctrl_c", "slow", "later", "never"], measure, keep,
+                         parallel=3)
     assert kept == ["quick"]
     assert "never" not in started
 
