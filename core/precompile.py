@@ -62,10 +62,18 @@ class PrecompileRecord:
     seconds: float = 0.0
     parallel: int = 0
     failed: list[str] = field(default_factory=list)  # "chNN:stem/side: see logs/..."
+    # wall seconds of each side's process, start to exit ("chNN:stem/side"): where the phase's
+    # time goes (process start, imports and CUDA context included, which the side's own
+    # setup_s in its .precompile.json leaves out)
+    side_seconds: dict[str, float] = field(default_factory=dict)
+
+    def slowest(self, count: int = 3) -> list[tuple[str, float]]:
+        """The `count` sides that took longest, longest first."""
+        return sorted(self.side_seconds.items(), key=lambda item: -item[1])[:count]
 
     def to_dict(self) -> dict[str, object]:
         return {"sides": self.sides, "seconds": self.seconds, "parallel": self.parallel,
-                "failed": self.failed}
+                "failed": self.failed, "side_seconds": self.side_seconds}
 
 
 def source_text(path: Path, seen: set[Path] | None = None) -> str:
@@ -141,6 +149,7 @@ def precompile(jobs: list[Job], spec_for: Callable[[Pair], Path], logs: Path,
                 kill_group(proc.pid)
                 proc.wait()
                 running.remove(item)
+                record.side_seconds[f"{job.pair.id}/{job.side}"] = round(time.perf_counter() - began, 2)
                 if code != 0 or _reported_error(out):
                     why = "timed out" if late else "failed"
                     record.failed.append(f"{job.pair.id}/{job.side}: {why}, see logs/{log.name}")

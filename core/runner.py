@@ -118,8 +118,9 @@ def run_precompile(selection: list[tuple[Pair, list[Example]]], options: RunOpti
     done = precompile.precompile(jobs, spec_for, run_dir / "logs", parallel, progress=progress)
     failed = f"; {len(done.failed)} failed here and compile in their own pair: " + \
         "; ".join(done.failed) if done.failed else ""
+    slowest = ", ".join(f"{side} {seconds:.0f} s" for side, seconds in done.slowest())
     listener(Note(f"precompiled {done.sides - len(done.failed)} of {done.sides} sides in "
-                  f"{done.seconds:.0f} s{failed}"))
+                  f"{done.seconds:.0f} s (longest: {slowest}){failed}"))
     return done.to_dict()
 
 

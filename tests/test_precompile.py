@@ -70,6 +70,12 @@ def test_each_side_compiles_in_a_process_of_its_own_and_failures_are_listed(
     assert done.failed == ["ch95:vec/vec_broken: failed, see logs/ch95_vec.vec_broken.precompile.log",
                            "ch95:vec/vec_stuck: timed out, see logs/ch95_vec.vec_stuck.precompile.log"]
     assert "no compiler here" in (logs / "ch95_vec.vec_broken.precompile.json").read_text()
+    # every side's wall time is kept, the stuck one's up to its timeout
+    assert set(done.side_seconds) == {f"ch95:vec/{side}" for side in
+                                      ("baseline", "vec", "vec_broken", "vec_stuck")}
+    assert done.slowest(1)[0][0] == "ch95:vec/vec_stuck"
+    assert 20 <= done.side_seconds["ch95:vec/vec_stuck"] < 90
+    assert done.to_dict()["side_seconds"] == done.side_seconds
 
 
 def test_the_run_precompiles_only_where_it_compiles_for_a_gpu_and_not_when_told_not_to(
@@ -83,7 +89,8 @@ def test_the_run_precompiles_only_where_it_compiles_for_a_gpu_and_not_when_told_
     def fake(jobs, spec_for, logs, parallel=None, timeout_s=0, progress=None):
         calls.append([(j.pair.id, j.side, spec_for(j.pair).exists()) for j in jobs])
         progress(0, len(jobs))  # a side ended; with others left, the run says how far it is
-        return precompile.PrecompileRecord(sides=len(jobs), seconds=0.5, parallel=parallel)
+        return precompile.PrecompileRecord(sides=len(jobs), seconds=0.5, parallel=parallel,
+                                           side_seconds={"ch95:vec/vec": 0.4})
     monkeypatch.setattr(precompile, "precompile", fake)
     monkeypatch.setattr(core.runner, "PRECOMPILE_NOTE_S", 0.0)
     selection = select(["ch95"], root=fake_root)
@@ -97,6 +104,7 @@ def test_the_run_precompiles_only_where_it_compiles_for_a_gpu_and_not_when_told_
     record = run_suite(selection, options, listener=lambda event: notes.append(getattr(event, "text", "")))
     assert calls == [[("ch95:vec", "vec", True)]]  # its spec is written before it compiles
     assert "  precompiled 0 of 1 sides (0 s)" in notes
+    assert "precompiled 1 of 1 sides in 0 s (longest: ch95:vec/vec 0 s)" in notes
     assert record.precompile["sides"] == 1
     assert [ex.status for ex in record.rows] == ["ok"]
     calls.clear()
