@@ -532,7 +532,7 @@ def _hw_peak_multi(info: dict, gpus: int, refresh: bool, as_json: bool) -> None:
         with tempfile.TemporaryDirectory(prefix="aisp-peak-") as folder:
             out = Path(folder) / "peak.json"
             outcome = run_child(["--peak-ranks", str(gpus), str(out)], 600, Path(folder) / "peak.log",
-                                result=out)
+                                result=out, module="core.toolchild")
             data = outcome.payload or {"error": outcome.problem or outcome.tail[-2000:]}
         if "error" in data:
             typer.echo(f"hw peak --gpus {gpus} failed: {data['error']}", err=True)
@@ -641,19 +641,19 @@ def inspect_compiled(
     listing its kernels."""
     from core.inspect_compiled import collect, fresh_caches
     from core.process import run_child
-    from core.runner import _spec, RunOptions
+    from core.runner import RunOptions, pair_spec
 
     pair, example = _one_variant(target, side)
     out = out or REPO_ROOT / "runs" / "inspect" / example.id.replace(":", "__") / side
     out.mkdir(parents=True, exist_ok=True)
     spec_path, result = out / "spec.json", out / "cold_start.json"
-    spec_path.write_text(json.dumps(_spec(pair, [example], RunOptions()), indent=2))
+    spec_path.write_text(json.dumps(pair_spec(pair, [example], RunOptions()).to_dict(), indent=2))
     tmp, env = fresh_caches()
     with tmp:
         outcome = run_child(["--cold-start", str(spec_path),
                              "baseline" if side == "baseline" else example.name, str(result)],
                             timeout, out / "child.log", pair.baseline.parent.parent,
-                            result=result, env=env)
+                            result=result, env=env, module="core.toolchild")
         payload = outcome.payload or {"error": outcome.problem or outcome.tail[-1500:]}
         if "error" in payload:
             typer.echo(f"{example.id} ({side}) failed: {payload['error']}", err=True)
@@ -778,7 +778,7 @@ def occupancy_tuning(
 
     from core.occupancy import DEFAULT_PRESETS, HEADERS, PresetError, PresetResult, parse_presets, table_rows
     from core.process import run_child
-    from core.runner import RunOptions, _spec
+    from core.runner import RunOptions, pair_spec
 
     chosen = presets or DEFAULT_PRESETS
     try:
@@ -788,11 +788,11 @@ def occupancy_tuning(
     pair, example = _one_variant(target, side)
     with tempfile.TemporaryDirectory(prefix="aisp-occupancy-") as tmp:
         spec_path, result = Path(tmp) / "spec.json", Path(tmp) / "result.json"
-        spec_path.write_text(json.dumps(_spec(pair, [example], RunOptions()), indent=2))
+        spec_path.write_text(json.dumps(pair_spec(pair, [example], RunOptions()).to_dict(), indent=2))
         outcome = run_child(["--occupancy", str(spec_path),
                              "baseline" if side == "baseline" else example.name, chosen,
                              str(result)], timeout, Path(tmp) / "child.log",
-                            pair.baseline.parent.parent, result=result)
+                            pair.baseline.parent.parent, result=result, module="core.toolchild")
     payload = outcome.payload or {"error": outcome.problem or outcome.tail[-1500:]}
     if "error" in payload:
         typer.echo(f"{example.id} ({side}): {payload['error']}", err=True)
@@ -818,16 +818,16 @@ def load_test(
     import tempfile
 
     from core.process import run_child
-    from core.runner import RunOptions, _spec
+    from core.runner import RunOptions, pair_spec
 
     pair, example = _one_variant(target, side)
     with tempfile.TemporaryDirectory(prefix="aisp-load-") as tmp:
         spec_path, result = Path(tmp) / "spec.json", Path(tmp) / "result.json"
-        spec_path.write_text(json.dumps(_spec(pair, [example], RunOptions()), indent=2))
+        spec_path.write_text(json.dumps(pair_spec(pair, [example], RunOptions()).to_dict(), indent=2))
         outcome = run_child(["--load-test", str(spec_path),
                              "baseline" if side == "baseline" else example.name, str(duration),
                              str(result)], timeout, Path(tmp) / "child.log",
-                            pair.baseline.parent.parent, result=result)
+                            pair.baseline.parent.parent, result=result, module="core.toolchild")
     payload = outcome.payload or {"error": outcome.problem or outcome.tail[-1500:]}
     if "error" in payload:
         typer.echo(f"{example.id} ({side}): {payload['error']}", err=True)

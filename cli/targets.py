@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from core import goals
 from core.discovery import Chapter
 
 DESCRIBE_TIMEOUT_S = 600.0  # importing every pair of the repo takes ~5 s on a laptop CPU
@@ -29,8 +30,8 @@ CSV_COLUMNS = ["id", "pair", "chapter", "stem", "name", "variants", "requires_cu
 
 def describe_file(path: Path) -> dict[str, Any]:
     """One pair file's declarations (core.benchmark's contract), or {"error": why}."""
-    from core.benchmark import Requirements, option
-    from core.pairfile import PairError, load_benchmark
+    from core.benchmark import PairError, Requirements, option
+    from core.pairfile import load_benchmark
 
     try:
         bench = load_benchmark(path)
@@ -44,7 +45,7 @@ def describe_file(path: Path) -> dict[str, Any]:
                     "min_compute_capability": ".".join(map(str, capability)) if capability else None,
                     "modules": sorted(req.modules), "nvcc": bool(req.nvcc),
                     "numa_nodes": int(req.numa_nodes)},
-                "goal": option(bench, "goal", "speed"),
+                "goal": option(bench, "goal", goals.DEFAULT),
                 "teaching": bool(option(bench, "teaching", False)),
                 "negative_result": option(bench, "negative_result", "") or "",
                 "cpu_bound": option(bench, "cpu_bound", "") or ""}

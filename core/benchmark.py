@@ -13,12 +13,16 @@ chapter folder. Each file defines `get_benchmark()` returning a `Benchmark` with
 and optionally `reference(inputs)` (a trusted answer, checked against the baseline with
 `reference_tolerance`, else `tolerance`), `tolerance`, `requires`, `supports_cpu`,
 `timing_mode` ("hot"; "cold": L2 flushed before each sample; "graph": CUDA-graph replay, for
-kernels shorter than the host's launch), `goal` ("speed"; "memory": the gate judges the
-side's peak device memory, core.memory; "compile_time": the gate judges each side's cold
-start in fresh processes with empty compiler caches, core.compile_time; "goodput"; and
-"simulated_cost": the gate judges the simulated seconds of the work a `simulated` pair models),
-`teaching`, `negative_result`, `stateful`, `inplace`,
-`seed_sensitive`, `rank0_output`, `cpu_bound` and `teardown()`. The harness sets `self.ctx` before it calls setup().
+kernels shorter than the host's launch), `goal` (what the gate judges, one of
+core.goals.NAMES), `teaching`, `negative_result`,
+`stateful`, `inplace`, `precision`, `seed_sensitive`, `rank0_output`, `cpu_bound` and
+`teardown()`. The harness sets `self.ctx` before it calls setup().
+
+The pair owns the rules that judge it (contract v3): the input builder, `workload()`,
+`reference()`, a goodput pair's `trace()` and `slo`, and a simulated pair's
+cost model are the baseline's, shared by every variant (core.rules). What a
+variant declares about itself (goal, tolerance, negative_result, ...) is stored with its
+expectation, and a run that declares otherwise fails the gate (core.declarations).
 
 Because the harness builds the inputs, it can refill them with fresh values between timed
 batches and check timed outputs against the baseline on the same values (core.child); an
@@ -37,8 +41,6 @@ if TYPE_CHECKING:  # torch is imported where it is used: the parent process stay
     import torch
 
 TimingMode = Literal["hot", "cold", "graph"]
-Goal = Literal["speed", "memory", "compile_time", "goodput", "simulated_cost"]
-GOALS = ("speed", "memory", "compile_time", "goodput", "simulated_cost")
 LINKS = ("h2d", "d2h", "p2p_oneway", "p2p_bidir")  # Workload.link
 Inputs = Any
 """A tensor, or a tuple/list/dict (nested) of tensors and plain constants."""
@@ -92,6 +94,14 @@ class Workload:
         if self.bytes:
             return "memory"
         return "units"
+
+
+class PairError(RuntimeError):
+    """A problem with a pair file or a whole pair; the message names the file and what to do."""
+
+
+class SideError(RuntimeError):
+    """One side broke a rule or raised; the message names what happened."""
 
 
 @dataclass(frozen=True)
@@ -151,15 +161,14 @@ class Benchmark:
     negative_result: str = ""  # on an optimized side slower here by design: why (not gated)
     seed_sensitive: bool = True  # outputs must change with the input seed
     stateful: bool = False  # run() advances state (a training step): verified from fresh setups
-    # What the optimized side buys: "speed" (the speedup is gated), "memory" (the peak device
-    # memory saved is gated, core.memory) or "compile_time" (the cold start, setup() to first
-    # answer in fresh processes with empty compiler caches, is gated, core.compile_time) or
-    # "goodput" (requests/s meeting `slo` when `engine()` serves `trace(seed)` in real time
-    # is gated, core.goodput) or "simulated_cost" (a `simulated` pair whose gain is the modelled
-    # time of the work it plans, not the planning: simulated_cost(inputs) -> seconds, lower is
-    # better, and the ratio baseline / optimized over a few input seeds is gated); the time is
-    # reported beside the others.
-    goal: Goal = "speed"
+    # What the optimized side buys, and so what the gate judges: the speedup by default, or
+    # the memory saved, the cold start, the goodput at an SLO or a simulated cost (core.goals
+    # holds one module per goal and says what each needs); the time is reported beside.
+    goal: str = "speed"
+    # A variant whose numbers are narrower than the baseline's says how ("bf16 operands, fp32
+    # accumulate"): the table shows it, and it may then count its own workload() (its bytes
+    # and FLOPs, never more than the baseline's; core.rules.workload_problem).
+    precision: str = ""
     # Multi-GPU pairs: the answer is on rank 0 alone (a single-process baseline such as
     # nn.DataParallel drives every GPU from rank 0, and its run() returns None on the others).
     # Only rank 0's outputs are verified; the other ranks still run every call in step.
@@ -180,7 +189,7 @@ class Benchmark:
     cpu_bound: str = ""
     # A pair that simulates (a fleet of replicas, a placement over links) on costs measured
     # on the device, instead of doing the work: say what it simulates and from what. The
-    # report tags it `simulated` and says so beside its numbers. With goal "goodput" it
+    # report tags it `simulated` and says so beside its numbers. With the goodput goal it
     # defines simulated_replay(seed) -> list[core.goodput.RequestTiming] (virtual time; a
     # request it turns away has no tokens and counts as a miss) in place of trace/engine.
     simulated: str = ""
@@ -239,16 +248,6 @@ class Benchmark:
 
         return torch.cuda.get_device_properties(self.device).multi_processor_count
 
-    @classmethod
-    def main(cls) -> None:
-        """`python chNN/<pair>.py`: time this benchmark alone (core.single).
-
-        A pair file ends with `get_benchmark = MyBench` and
-        `if __name__ == "__main__": MyBench.main()`."""
-        from core.single import main
-
-        main(cls)
-
 
 def option(bench: object, name: str, default: Any) -> Any:
     """Read an optional contract attribute from any benchmark object."""
@@ -274,28 +273,6 @@ def validate(bench: object, origin: str) -> None:
     mode = option(bench, "timing_mode", "hot")
     if mode not in ("hot", "cold", "graph"):
         raise TypeError(f"{origin}: timing_mode must be 'hot', 'cold' or 'graph', got {mode!r}")
-    goal = option(bench, "goal", "speed")
-    if goal not in GOALS:
-        raise TypeError(f"{origin}: goal must be one of {', '.join(map(repr, GOALS))}, got {goal!r}")
-    if goal == "goodput" and option(bench, "simulated", ""):
-        if not callable(getattr(bench, "simulated_replay", None)):  # its slo may come from setup()
-            raise TypeError(f"{origin}: a simulated goal 'goodput' pair needs "
-                            f"simulated_replay(seed) -> list of core.goodput.RequestTiming, and an "
-                            f"slo (core.goodput.SLO) by the end of setup()")
-    elif goal == "goodput":
-        lacking = [m for m in ("trace", "engine") if not callable(getattr(bench, m, None))]
-        lacking += [] if getattr(bench, "slo", None) is not None else ["slo"]
-        if lacking:
-            raise TypeError(f"{origin}: goal 'goodput' needs {', '.join(lacking)}: trace(seed) "
-                            f"-> core.goodput.Trace, engine() -> a fresh core.goodput.Engine, and "
-                            f"slo = core.goodput.SLO(ttft_s, tpot_s) (define them in the stem's "
-                            f"common class, so the baseline has them too)")
-    if goal == "simulated_cost" and not (option(bench, "simulated", "")
-                                         and callable(getattr(bench, "simulated_cost", None))):
-        raise TypeError(f"{origin}: goal 'simulated_cost' needs `simulated` (what the pair "
-                        f"simulates, from which costs) and simulated_cost(inputs) -> seconds of "
-                        f"the modelled work on those inputs (define it in the stem's common "
-                        f"class, so the baseline has it too)")
     if mode == "graph" and (option(bench, "inplace", False) or option(bench, "stateful", False)):
         raise TypeError(f"{origin}: timing_mode = 'graph' replays run() several times per sample "
                         f"on the same inputs, which an `inplace` or `stateful` run() cannot "

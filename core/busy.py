@@ -51,3 +51,24 @@ def busy_share(call: Callable[[], Any], sync: Callable[[], None],
     thread.join()
     settled = [value for stamp, value in readings if stamp - started >= SETTLE_S]
     return sum(settled) / len(settled) if settled else None
+
+
+def measure_busy(session: Any) -> None:
+    """Each side's GPU busy share (core.busy), sides in order on every rank; each rank
+    reports its own GPU and rank 0 keeps the lowest (the GPU left waiting most)."""
+    from core.benchmark import option
+    from core.inputs import clone
+
+    mine: dict[str, float | None] = {}
+    for name in ["baseline", *session.sides]:
+        bench = session.bench(name)
+        inplace = option(bench, "inplace", False)
+        mine[name] = busy_share(
+            lambda: bench.run(clone(session.timed_inputs) if inplace else session.timed_inputs),
+            session.sync)
+    session.check_guard("while measuring the GPU's busy share")
+    every = session.ranks.all(mine) if session.ranks.distributed else [mine]
+    for name, side in session.side_results().items():
+        values = [r[name] for r in every if r.get(name) is not None]
+        if values:
+            side.gpu_busy_pct = min(values)

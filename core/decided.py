@@ -71,19 +71,6 @@ def median_bounds(known: list[float], total: int) -> tuple[float, float] | None:
     return ordered[spare], ordered[len(known) - 1 - spare]
 
 
-def round_goal_floor(entry: dict | None, goal: str) -> Floor | None:
-    """The floor of a variant gated on `goal` ("goodput" or "compile_time") from its stored
-    entry, with the tolerance those gates use (host work: the cpu_bound one unless the entry
-    sets its own); None when nothing of that goal is stored for it."""
-    from core import expectations as expect
-
-    measure = expect.GATED_MEASURE[goal]
-    if not entry or entry.get("goal") != goal or measure not in entry:
-        return None
-    tolerance = float(entry.get("tolerance", expect.CPU_BOUND_TOLERANCE))
-    return Floor(expect.floor_of(float(entry[measure]), tolerance), 1 + expect.CPU_BOUND_TOLERANCE)
-
-
 def rounds_decided(intervals: dict[str, tuple[float, float]], floors: dict[str, Floor]) -> str | None:
     """A stop reason when every variant in `floors` has an interval (the lowest and highest
     its gated ratio can still reach) wholly above its floor and narrow enough to be a result."""

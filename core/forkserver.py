@@ -154,7 +154,7 @@ def _run_child(request: dict[str, Any]) -> None:
         os.close(null)
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
-        sys.stdin = io.StringIO(request["token"] + "\n")  # core.process.read_token reads it
+        sys.stdin = io.StringIO(request["token"] + "\n")  # core.signing.read_token reads it
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])

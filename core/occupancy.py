@@ -106,7 +106,7 @@ def table_rows(results: list[PresetResult], max_warps: int = 64) -> list[list[st
 HEADERS = ["preset", "threads", "regs", "spills", "blocks/SM", "warps/SM", "ms", "speedup", "verify"]
 
 
-# --- in the child (core.child --occupancy) -------------------------------------------------------
+# --- in the child (core.toolchild --occupancy) -------------------------------------------------------
 def measure(baseline_path: str, side_path: str, seed: int, presets: list[Preset],
             device: str) -> list[PresetResult]:
     """Each preset's build of the side's kernel: its attributes, its output checked against
@@ -118,7 +118,8 @@ def measure(baseline_path: str, side_path: str, seed: int, presets: list[Preset]
     from core import timing
     from core.benchmark import BenchContext, option
     from core.cuda import load
-    from core.pairfile import PairError, load_benchmark, relative
+    from core.benchmark import PairError
+    from core.pairfile import load_benchmark, relative
     from core.verify import compare, snapshot
 
     if not device.startswith("cuda"):

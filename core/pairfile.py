@@ -4,12 +4,9 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from core.benchmark import Benchmark, Requirements, option, validate
+from core import goals
+from core.benchmark import Benchmark, PairError, Requirements, option, validate
 from core.tuning import numa_node_count
-
-
-class PairError(RuntimeError):
-    """A problem with a pair file; the message names the file and what to do."""
 
 
 def relative(path: str | Path) -> str:
@@ -35,6 +32,7 @@ def load_benchmark(path: Path) -> Benchmark:
         raise PairError(f"{relative(path)}: get_benchmark() raised {type(exc).__name__}: {exc}") from exc
     try:
         validate(bench, relative(path))
+        goals.check_contract(bench, relative(path))
     except TypeError as exc:
         raise PairError(str(exc)) from exc
     return bench

@@ -10,6 +10,7 @@ matplotlib.use("Agg")  # files only; no display needed (CI, GPU servers)
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
+from core import goals  # noqa: E402
 from core.metrics import rates as side_rates  # noqa: E402
 from core.record import ExampleResult, Rates, SideResult  # noqa: E402
 
@@ -53,7 +54,7 @@ def speedups(rows: list[ExampleResult], path: Path) -> Path | None:
     ax.margins(y=0.5 / max(len(rows), 1))
     for y, r in enumerate(rows):
         stored = r.expectation.stored_speedup if r.expectation is not None else None
-        stored = None if r.goal != "speed" else stored  # a memory, cold-start or goodput ratio
+        stored = stored if goals.GOALS.get(r.goal, goals.GOALS[goals.DEFAULT]).gates_time else None  # else another goal's ratio
         if stored:
             ax.plot([stored, stored], [y - 0.4, y + 0.4], color="black", linewidth=1.5)
     ax.axvline(1.0, color="black", linewidth=0.8, linestyle="--")

@@ -114,7 +114,7 @@ def _decide(entry: dict[str, Any], device: str) -> PairResult | None:
 
 
 def main(argv: list[str]) -> None:
-    from core.process import read_token
+    from core.signing import read_token
 
     token = read_token()  # before any pair file is imported
     exit_now, write = os._exit, atomic.write_text  # bound before any pair code runs
@@ -123,7 +123,7 @@ def main(argv: list[str]) -> None:
 
     import core.hardware  # noqa: F401 - imported before the Guard's snapshot, so it is watched
     from core.integrity import Guard
-    from core.process import deliver
+    from core.signing import deliver
 
     guard = Guard()
     pairs = json.loads(Path(argv[0]).read_text())["pairs"]

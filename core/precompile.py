@@ -5,7 +5,7 @@ one pair after another: 10-20 s of Inductor and Triton work per compiled side on
 host, about a quarter of a full run and most of a smoke run. That work is CPU-bound and
 cached on disk (Inductor's FX-graph and AOT-autograd caches, Triton's kernel cache), so the
 runner does it first, several sides at a time, the way it builds the .cu files first: each
-compiling side gets a fresh process (core.child --cold-start: setup(), make_inputs, one
+compiling side gets a fresh process (core.toolchild --cold-start: setup(), make_inputs, one
 run()) with the run's ordinary caches, and the pairs' own children then find the compiled
 code there. Nothing is timed in this phase and no result comes from it; a side that fails
 here compiles in its own child as before and fails there, with the reason, if it must.
@@ -137,7 +137,8 @@ def precompile(jobs: list[Job], spec_for: Callable[[Pair], Path], logs: Path,
                 log, out = logs / f"{name}.log", logs / f"{name}.json"
                 proc = start_fresh(["--cold-start", str(spec), job.side, str(out)], log,
                                    job.pair.baseline.parent.parent,
-                                   {"TORCHINDUCTOR_COMPILE_THREADS": "1", "AISP_PRECOMPILING": "1"})
+                                   {"TORCHINDUCTOR_COMPILE_THREADS": "1", "AISP_PRECOMPILING": "1"},
+                                   module="core.toolchild")
                 running.append((job, proc, time.perf_counter(), log, out))
             time.sleep(0.1)
             for item in list(running):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from core import REPO_ROOT, atomic
+from core import REPO_ROOT
 
 
 def child_env(root: Path = REPO_ROOT) -> dict[str, str]:
@@ -236,16 +236,3 @@ def _run_forked(server: Any, args: list[str], timeout_s: float, log: Path, root:
                 server.close()
                 _thread.server = None
     return code
-
-
-def read_token() -> str:
-    """In the child: the parent's token, read from stdin before any pair module is imported."""
-    return sys.stdin.readline().strip()
-
-
-def deliver(path: Path, token: str, payload: dict[str, Any]) -> None:
-    """In the child: write the signed result and exit at once (no atexit, no pair threads)."""
-    atomic.write_text(path, json.dumps({"token": token, "payload": payload}))
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)

@@ -102,7 +102,7 @@ def ncu_command(rep: Path, side: str, child_args: list[str], *, ncu: str = "ncu"
     for section in NCU_SECTIONS:
         command += ["--section", section]
     return command + ["--export", str(rep), "--force-overwrite",
-                      sys.executable, "-m", "core.child", *child_args]
+                      sys.executable, "-m", "core.toolchild", *child_args]
 
 
 def ncu_summary_command(rep: Path, ncu: str = "ncu") -> list[str]:
@@ -140,7 +140,7 @@ def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
 
 def nsys_command(rep: Path, child_args: list[str], nsys: str = "nsys") -> list[str]:
     return [nsys, "profile", "--trace", "cuda,nvtx", "--force-overwrite", "true",
-            "--output", str(rep), sys.executable, "-m", "core.child", *child_args]
+            "--output", str(rep), sys.executable, "-m", "core.toolchild", *child_args]
 
 
 def run_tool(command: list[str], timeout_s: float, log: Path, env: dict[str, str],
@@ -167,7 +167,7 @@ def which(tool: str) -> str | None:
     return None
 
 
-# --- entry points run inside a child process (core.child --profile-*) --------------------
+# --- entry points run inside a child process (core.toolchild --profile-*) --------------------
 
 def _prepared_sides(spec: Any, device: str) -> dict[str, tuple[Any, Any]]:
     """Every side of `spec`, set up, with the inputs of one seed and two warm-up calls,
@@ -175,7 +175,7 @@ def _prepared_sides(spec: Any, device: str) -> dict[str, tuple[Any, Any]]:
     from core.benchmark import BenchContext
     from core.pairfile import load_benchmark
 
-    paths = {"baseline": spec.baseline, **{e["name"]: e["path"] for e in spec.examples}}
+    paths = {"baseline": spec.baseline, **{e.name: e.path for e in spec.examples}}
     sides, inputs = {}, None
     for name, path in paths.items():
         bench = load_benchmark(Path(path))
@@ -231,7 +231,7 @@ def profile_memory(spec: Any, out_dir: Path) -> dict[str, Any]:
 
     if not torch.cuda.is_available():
         return {"status": "skipped", "reason": "allocator snapshots need a CUDA device"}
-    paths = {"baseline": spec.baseline, **{e["name"]: e["path"] for e in spec.examples}}
+    paths = {"baseline": spec.baseline, **{e.name: e.path for e in spec.examples}}
     report, inputs, kept = {}, None, []
     for name, path in paths.items():
         bench = load_benchmark(Path(path))

@@ -120,13 +120,13 @@ def die_with_parent() -> None:
         pass
 
 
-def torchrun_command(nproc: int, child_args: list[str]) -> list[str]:
+def torchrun_command(nproc: int, child_args: list[str], module: str = "core.child") -> list[str]:
     """The torchrun command for one pair: standalone on this machine, or the rendezvous
     arguments in AISP_TORCHRUN_ARGS (multi-node: `--nnodes 2 --rdzv-backend c10d
     --rdzv-endpoint HOST:29500 --rdzv-id aisp`)."""
     extra = shlex.split(os.environ.get("AISP_TORCHRUN_ARGS", "")) or ["--standalone"]
     return [sys.executable, "-m", "torch.distributed.run", *extra, f"--nproc-per-node={nproc}",
-            "--max-restarts=0", "-m", "core.child", *child_args]
+            "--max-restarts=0", "-m", module, *child_args]
 
 
 @dataclass
@@ -136,14 +136,15 @@ class LaunchOutcome:
 
 
 def launch(nproc: int, child_args: list[str], token: str,
-           run: Callable[..., subprocess.Popen] = subprocess.Popen) -> LaunchOutcome:
+           run: Callable[..., subprocess.Popen] = subprocess.Popen,
+           module: str = "core.child") -> LaunchOutcome:
     """Run the pair's ranks under torchrun and wait; the ranks inherit this process's
     stdout/stderr (the pair's log) and get the token on stdin."""
     with tempfile.TemporaryDirectory(prefix="aisp-ranks-") as folder:
         env = {**os.environ, RANK_DIR_ENV: folder}
         for key, value in MULTICAST_OFF.items():
             env.setdefault(key, value)
-        proc = run(torchrun_command(nproc, child_args), env=env, stdin=subprocess.PIPE)
+        proc = run(torchrun_command(nproc, child_args, module), env=env, stdin=subprocess.PIPE)
         try:
             proc.stdin.write(f"{token}\n".encode())
             proc.stdin.close()

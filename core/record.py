@@ -1,5 +1,6 @@
 """The typed run record: what a `bench run` measured, read by every writer.
 
+    PairSpec            what the runner asks a pair's child to run (SPEC.json)
     RunRecord           one `bench run`: device fingerprint, ceilings, builds, pairs
       PairResult        one pair (a baseline and its variants), as the child reported it
         SideResult      the baseline's timing: stats, workload, rates
@@ -12,15 +13,16 @@ form (results.json, results.jsonl): plain keys, stable across versions where pos
 """
 from __future__ import annotations
 
-import statistics
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from core.benchmark import Workload
-from core.compile_time import ColdStart, median_s
-from core.goodput import GoodputStats, goodput_ratio
-from core.expectations import GateResult
+from core.compile_time import ColdStart
+from core.declarations import Declarations
+from core.decided import Floor
+from core.gate import FAILING, GateResult
+from core.goodput import GoodputStats
 from core.memory import Footprint
 from core.stats import SampleStats
 
@@ -92,14 +94,15 @@ class SideResult:
     host_ms: float | None = None  # host time to enqueue one call (core.timing.host_probe)
     graph_calls: int = 0  # timed by CUDA-graph replay: run() calls per replayed graph (0: eager)
     rank_medians_ms: list[float] = field(default_factory=list)  # per rank, for multi-GPU pairs
-    memory: Footprint | None = None  # device memory (pairs with a goal "memory" variant)
     gpu_busy_pct: float | None = None  # kernels running, % of the time (report_gpu_busy pairs)
-    cold_starts: list[ColdStart] = field(default_factory=list)  # goal compile_time (fresh processes)
     setup_s: float | None = None  # its first setup() in the pair's own run (caches as found)
-    goodput: list[GoodputStats] = field(default_factory=list)  # goal goodput: one per replay
-    # goal simulated_cost: the modelled seconds of the work, one per input seed (same seeds
-    # for every side, in the same order)
-    simulated_costs: list[float] = field(default_factory=list)
+    # What a goal other than speed measured of this side (core.goals), each kept in the JSON
+    # under its field's name; `item` is the type a stored value is read back into.
+    memory: Footprint | None = field(default=None, metadata={"item": Footprint})  # peak memory
+    cold_starts: list[ColdStart] = field(default_factory=list, metadata={"item": ColdStart})
+    goodput: list[GoodputStats] = field(default_factory=list, metadata={"item": GoodputStats})
+    # the modelled seconds of the work, one per input seed (same seeds for every side)
+    simulated_costs: list[float] = field(default_factory=list, metadata={"item": float})
 
     @property
     def median_ms(self) -> float:
@@ -116,32 +119,44 @@ class SideResult:
         out: dict[str, Any] = {"stats": self.stats.to_dict(), "workload": workload_to_dict(self.workload),
                                "batches": [asdict(b) for b in self.batches], "host_ms": self.host_ms,
                                "graph_calls": self.graph_calls, "rank_medians_ms": self.rank_medians_ms}
-        if self.memory is not None:
-            out["memory"] = self.memory.to_dict()
-        if self.gpu_busy_pct is not None:
-            out["gpu_busy_pct"] = self.gpu_busy_pct
-        if self.cold_starts:
-            out["cold_starts"] = [s.to_dict() for s in self.cold_starts]
-        if self.setup_s is not None:
-            out["setup_s"] = self.setup_s
-        if self.goodput:
-            out["goodput"] = [s.to_dict() for s in self.goodput]
-        if self.simulated_costs:
-            out["simulated_costs"] = self.simulated_costs
+        for name in ("gpu_busy_pct", "setup_s"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        for f in _goal_fields():
+            value = getattr(self, f.name)
+            if value:
+                out[f.name] = ([_plain(v) for v in value] if isinstance(value, list) else _plain(value))
         if self.rates is not None:
             out["rates"] = self.rates.to_dict()
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SideResult:
+        goal_data = {}
+        for f in _goal_fields():
+            if data.get(f.name):
+                item, value = f.metadata["item"], data[f.name]
+                goal_data[f.name] = ([_typed(item, v) for v in value] if isinstance(value, list)
+                                     else _typed(item, value))
         return cls(stats_from_dict(data["stats"]), workload_from_dict(data.get("workload", {})),
                    Rates.from_dict(data["rates"]) if data.get("rates") else None,
                    [BatchCheck(**b) for b in data.get("batches", [])], data.get("host_ms"),
                    data.get("graph_calls", 0), data.get("rank_medians_ms", []),
-                   Footprint.from_dict(data["memory"]) if data.get("memory") else None,
-                   data.get("gpu_busy_pct"), [ColdStart(**s) for s in data.get("cold_starts", [])],
-                   data.get("setup_s"), [GoodputStats(**s) for s in data.get("goodput", [])],
-                   data.get("simulated_costs", []))
+                   data.get("gpu_busy_pct"), data.get("setup_s"), **goal_data)
+
+
+def _goal_fields() -> list[Any]:
+    return [f for f in fields(SideResult) if "item" in f.metadata]
+
+
+def _plain(value: Any) -> Any:
+    return value.to_dict() if hasattr(value, "to_dict") else value
+
+
+def _typed(item: type, value: Any) -> Any:
+    if hasattr(item, "from_dict"):
+        return item.from_dict(value)
+    return item(**value) if isinstance(value, dict) else item(value)
 
 
 @dataclass
@@ -156,6 +171,10 @@ class Verification:
     # written before it was recorded (2026-11-23)
     tolerance_used: float | None = None
     checks: int = 0  # comparisons made (verification seeds + timed-output checks)
+    # the worst relative RMS error (‖optimized − baseline‖ / ‖baseline‖) over the checks:
+    # what a declared precision change costs (core.verify)
+    rel_rms_err: float = 0.0
+    rms_used: float = 0.0  # the worst rel_rms_err as a share of its limit (declared tolerances)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -178,8 +197,7 @@ class ExampleResult:
     stem: str = ""
     teaching: bool = False
     negative_result: str = ""  # the optimized side is slower here by design: why (not gated)
-    goal: str = "speed"  # otherwise the gate judges memory_ratio, compile_ratio, goodput_ratio
-    # or simulated_cost_ratio
+    goal: str = "speed"  # what the gate judges (core.goals)
     noisy: str = ""  # why the result is too noisy to trust (then it is never stored)
     cpu_bound: str = ""  # the host CPU work that sets the pair's time (Benchmark.cpu_bound)
     simulated: str = ""  # what the pair simulates instead of doing (Benchmark.simulated)
@@ -189,52 +207,13 @@ class ExampleResult:
     speedup: float | None = None
     speedup_ci: tuple[float, float] | None = None
     expectation: GateResult | None = None
+    # everything it declared that changes how it is judged, resolved with its baseline's
+    # (the child reads them; the gate compares them with the stored ones)
+    declarations: Declarations = field(default_factory=Declarations)
 
     @property
     def measured(self) -> bool:
         return self.status == "ok" and self.timing is not None and self.speedup is not None
-
-    @property
-    def memory_ratio(self) -> float | None:
-        """Baseline peak device memory over the optimized side's (2.0: half the memory)."""
-        if self.baseline is None or self.timing is None:
-            return None
-        if self.baseline.memory is None or self.timing.memory is None:
-            return None
-        return self.baseline.memory.peak_bytes / max(1, self.timing.memory.peak_bytes)
-
-    @property
-    def compile_ratio(self) -> float | None:
-        """Baseline cold start over the optimized side's (medians; 2.0: compiles in half)."""
-        if self.baseline is None or self.timing is None:
-            return None
-        if not self.baseline.cold_starts or not self.timing.cold_starts:
-            return None
-        return median_s(self.baseline.cold_starts) / median_s(self.timing.cold_starts)
-
-    @property
-    def goodput_ratio(self) -> float | None:
-        """Optimized goodput over the baseline's: the median of the per-round ratios
-        (core.goodput.goodput_ratio; inf when the baseline met no request's SLO)."""
-        if self.baseline is None or self.timing is None:
-            return None
-        if not self.baseline.goodput or not self.timing.goodput:
-            return None
-        return goodput_ratio(self.baseline.goodput, self.timing.goodput)
-
-    @property
-    def simulated_cost_ratios(self) -> list[float]:
-        """Per input seed, the baseline's simulated seconds over the optimized side's."""
-        if self.baseline is None or self.timing is None:
-            return []
-        return [b / o for b, o in zip(self.baseline.simulated_costs, self.timing.simulated_costs)
-                if o > 0]
-
-    @property
-    def simulated_cost_ratio(self) -> float | None:
-        """The median of the per-seed ratios (2.0: the modelled work takes half the time)."""
-        ratios = self.simulated_cost_ratios
-        return statistics.median(ratios) if ratios else None
 
     @property
     def host_bound(self) -> list[str]:
@@ -259,7 +238,8 @@ class ExampleResult:
                                "chapter": self.chapter, "stem": self.stem, "teaching": self.teaching,
                                "negative_result": self.negative_result, "noisy": self.noisy,
                                "goal": self.goal, "cpu_bound": self.cpu_bound,
-                               "simulated": self.simulated}
+                               "simulated": self.simulated,
+                               "declarations": self.declarations.to_dict()}
         if self.verification is not None:
             out["verification"] = self.verification.to_dict()
         if self.timing is not None:
@@ -286,7 +266,8 @@ class ExampleResult:
             timing=SideResult.from_dict(data["timing"]) if data.get("timing") else None,
             baseline=baseline, speedup=data.get("speedup"),
             speedup_ci=tuple(data["speedup_ci"]) if data.get("speedup_ci") else None,
-            expectation=GateResult(**gate) if gate else None)
+            expectation=GateResult(**gate) if gate else None,
+            declarations=Declarations.from_dict(data.get("declarations") or {}))
 
 
 @dataclass
@@ -372,6 +353,59 @@ class PairResult:
             duration_s=data.get("duration_s", 0.0), profile=data.get("profile"))
 
 
+@dataclass(frozen=True)
+class VariantSpec:
+    """One optimized variant of a pair spec: `name` (stem[_variant]), `id` (chNN:name), file."""
+
+    name: str
+    id: str
+    path: str
+
+
+@dataclass
+class PairSpec:
+    """What the runner asks a pair's child to run (SPEC.json); runner, precheck, the CLI's
+    tool commands and the tests all build this one type."""
+
+    pair: str
+    baseline: str  # path of baseline_<stem>.py
+    examples: list[VariantSpec]
+    seed: int = 0  # the weight seed (setup); input seeds are drawn at random
+    iterations: int | None = None
+    warmup: int | None = None
+    mode: str = "full"  # full | smoke (RunOptions.mode)
+    # a gate run: each variant's floor, from its stored entry, computed by the runner with its
+    # goal's rules (core.goals), so timing, replays or cold starts may stop once every
+    # verdict is known (core.decided); empty otherwise, and then nothing stops early
+    floors: dict[str, Floor] = field(default_factory=dict)
+    # a smoke run side by side (core.side_by_side): other pairs' kernels share the GPU, and the
+    # escaped-work check (a batch's wall time against its samples) cannot tell their time from
+    # work that escaped the timed stream, so it is off; no time a smoke run reports is a result
+    shared_gpu: bool = False
+
+    def __post_init__(self) -> None:
+        self.examples = [e if isinstance(e, VariantSpec) else VariantSpec(**e) for e in self.examples]
+        self.floors = {n: f if isinstance(f, Floor) else Floor(**f) for n, f in self.floors.items()}
+
+    def path_of(self, side: str) -> str:
+        """The file of `side` ("baseline" or a variant's name)."""
+        return self.baseline if side == "baseline" else next(e.path for e in self.examples
+                                                             if e.name == side)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PairSpec:
+        return cls(**data)
+
+    @classmethod
+    def read(cls, path: str | Path) -> PairSpec:
+        import json
+
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+
 @dataclass
 class RunRecord:
     run_dir: Path
@@ -391,7 +425,7 @@ class RunRecord:
         return [ex for pair in self.pairs for ex in pair.examples]
 
     def exit_code(self, strict: bool = False, updating: bool = False) -> int:
-        gate_bad = set() if updating else {"regression"} | ({"inconclusive"} if strict else set())
+        gate_bad = set() if updating else set(FAILING) | ({"inconclusive"} if strict else set())
         for row in self.rows:
             if row.status == "failed" or (row.expectation and row.expectation.status in gate_bad):
                 return 1

@@ -2,15 +2,12 @@
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 
 from tabulate import tabulate
 
-from core import atomic
-from core.compile_time import COLD_STARTS
-from core.expectations import CPU_BOUND_TOLERANCE
-from core.goodput import REPLAYS
+from core import atomic, goals
+from core.gate import CPU_BOUND_TOLERANCE
 from core.memory import mib
 from core.metrics import headline
 from core.record import ExampleResult, PairResult, RunRecord, Verification
@@ -51,38 +48,24 @@ def row(ex: ExampleResult) -> list[str]:
         speedup += " cpu-bound" if ex.cpu_bound else " host-bound" if ex.host_bound else ""
         speedup += " graph" if ex.timing and ex.timing.graph_calls else ""
         speedup += " simulated" if ex.simulated else ""
-        if ex.goal == "memory":
-            ratio = ex.memory_ratio
-            saved = f"{ratio:.2f}x less memory" if ratio is not None else "memory not measured"
-            speedup = f"{saved}; time {speedup}"
-        if ex.goal == "goodput":
-            ratio = ex.goodput_ratio
-            saved = (f"{ratio:.2f}x goodput" if ratio not in (None, float("inf"))
-                     else "goodput: baseline met no SLO" if ratio else "goodput not measured")
-            speedup = f"{saved}; time {speedup}"
-        if ex.goal == "simulated_cost":
-            ratio = ex.simulated_cost_ratio
-            saved = (f"{ratio:.2f}x less simulated time" if ratio is not None
-                     else "simulated cost not measured")
-            speedup = f"{saved}; time {speedup}"
-        if ex.goal == "compile_time":
-            ratio = ex.compile_ratio
-            saved = (f"{ratio:.2f}x faster cold start" if ratio is not None
-                     else "cold start not measured")
-            speedup = f"{saved}; time {speedup}"
+        speedup = goals.goal_of(ex.goal).cell(ex, speedup)
     else:
         speedup = "-"
     return [
         label, _ms(ex.baseline_ms), _ms(ex.optimized_ms), speedup, headline(rates),
         f"{pct:.0f}%" if pct is not None else "-",
-        verify_cell(verification),
+        verify_cell(verification, ex.declarations.precision,
+                    ex.declarations.tolerance is not None),
         ex.expectation.status if ex.expectation is not None else "-",
     ]
 
 
-def verify_cell(verification: Verification | None) -> str:
+def verify_cell(verification: Verification | None, precision: str = "",
+                declared: bool = False) -> str:
     """`ok (exact)` or `ok (37% of tol)`: the worst error as a share of the pair's tolerance.
-    (A maximum relative error would read 1e+10 wherever an expected element is near zero.)"""
+    (A maximum relative error would read 1e+10 wherever an expected element is near zero.)
+    A declared precision change, or a declared tolerance, also shows what it costs: the
+    relative RMS error against the baseline (`ok (37% of tol; bf16: rms 0.41%)`)."""
     if verification is None:
         return "ok"
     used = verification.tolerance_used
@@ -90,7 +73,10 @@ def verify_cell(verification: Verification | None) -> str:
         return "ok (exact)"
     if used is None:  # a result from before tolerance_used was recorded
         return "ok"
-    return f"ok ({used:.0%} of tol)" if used >= 0.01 else "ok (<1% of tol)"
+    cell = f"{used:.0%} of tol" if used >= 0.01 else "<1% of tol"
+    if precision or declared:
+        cell += f"; {precision + ': ' if precision else ''}rms {verification.rel_rms_err:.2%}"
+    return f"ok ({cell})"
 
 
 # NVML clock-event reasons that mean the GPU slowed itself down (power or thermal).
@@ -112,45 +98,6 @@ def throttle_notes(pairs: list[PairResult]) -> list[str]:
     return lines
 
 
-def _serving(stats: list) -> str:
-    """'12.3 req/s meeting the SLO (TTFT p99 180 ms, TPOT p99 21 ms)' for the median replay."""
-    middle = sorted(stats, key=lambda s: s.goodput_rps)[len(stats) // 2]
-    turned = f", {middle.unserved} turned away" if getattr(middle, "unserved", 0) else ""
-    return (f"{middle.goodput_rps:.2f} req/s meeting the SLO ({middle.met}/{middle.requests}{turned}; "
-            f"TTFT p50/p99 {middle.ttft_p50_s * 1e3:.0f}/{middle.ttft_p99_s * 1e3:.0f} ms, TPOT "
-            f"p50/p99 {middle.tpot_p50_s * 1e3:.1f}/{middle.tpot_p99_s * 1e3:.1f} ms, "
-            f"{middle.tokens_per_s:.0f} tokens/s)")
-
-
-def _cut_short(done: list, full: int) -> str:
-    """Said when a gate run stopped its rounds early (core.decided.median_bounds)."""
-    if 1 < len(done) < full:
-        return (f"; {len(done)} of {full}: the rest could not have moved the median below "
-                f"the floor")
-    return ""
-
-
-def _cold(starts: list) -> str:
-    """'61.2 s (setup 58.0 s + first call 3.2 s)' for the median cold start."""
-    middle = sorted(starts, key=lambda s: s.total_s)[len(starts) // 2]
-    return (f"{middle.total_s:.1f} s (setup {middle.setup_s:.1f} s + first call "
-            f"{middle.first_call_s:.1f} s)")
-
-
-SETUP_NOTE_S = 1.0  # an optimized setup() this much longer than the baseline's gets a line
-
-
-def _setup_line(ex: ExampleResult) -> str:
-    """SETUP: an optimized side that pays for its speed up front (torch.compile, autotuning,
-    graph capture) says what it paid; the timed median never contains setup()."""
-    base = ex.baseline.setup_s if ex.baseline is not None else None
-    opt = ex.timing.setup_s if ex.timing is not None else None
-    if base is None or opt is None or opt - base < SETUP_NOTE_S:
-        return ""
-    return (f"SETUP {ex.id}: setup() took {base:.1f} s → {opt:.1f} s (compiling, autotuning or "
-            f"capturing is paid once, before timing; compiler caches as this machine had them)")
-
-
 def notes(rows: list[ExampleResult]) -> list[str]:
     """Failures and skips with their reasons, gate messages, implausible-speedup warnings."""
     lines = []
@@ -159,25 +106,22 @@ def notes(rows: list[ExampleResult]) -> list[str]:
             lines.append(f"{ex.status.upper()} {ex.id}: {ex.reason}")
             continue
         gate = ex.expectation
-        if gate is not None and gate.status in ("regression", "inconclusive", "negative"):
+        if gate is not None and gate.status in ("regression", "inconclusive", "negative", "rules changed"):
             lines.append(f"{gate.status.upper()} {ex.id}: {gate.message}")
         if ex.noisy:
             lines.append(f"NOISY {ex.id}: {ex.noisy}; the speedup is not a result (never stored)")
+        goal = goals.goal_of(ex.goal)
         if ex.simulated:
-            lines.append(f"SIMULATED {ex.id}: {ex.simulated}; its "
-                         f"{'goodput' if ex.goal == 'goodput' else 'result'} comes from a "
+            lines.append(f"SIMULATED {ex.id}: {ex.simulated}; its {goal.noun} comes from a "
                          f"simulation over measured costs, not from the work itself")
         if ex.cpu_bound:
             gated = (f"so it is gated with a {CPU_BOUND_TOLERANCE:.0%} tolerance"
-                     if ex.goal == "speed" else f"(the gate judges its goal, {ex.goal})")
+                     if goal.gates_time else f"(the gate judges its goal, {ex.goal})")
             lines.append(f"CPU-BOUND {ex.id}: {ex.cpu_bound}; the speedup depends on the host's "
                          f"CPU (model and cores in the provenance) as much as on the GPU, {gated}")
         for side in ([] if ex.cpu_bound else ex.host_bound):
             timing = ex.baseline if side == "baseline" else ex.timing
-            advice = ("a serving engine paced by its host: capturing its decode step in a "
-                      "CUDA graph (ch16 piece_graphs) is the fix a server would make"
-                      if ex.goal == "goodput" else
-                      "if the GPU's time is what the pair is about, declare timing_mode = 'graph'")
+            advice = goal.host_bound_advice()
             lines.append(f"HOST-BOUND {ex.id}: the {side} side's host time per call "
                          f"({timing.host_ms * 1e3:.1f} µs) reaches its GPU time per call "
                          f"({timing.median_ms * 1e3:.1f} µs): its samples measure the host's "
@@ -187,35 +131,7 @@ def notes(rows: list[ExampleResult]) -> list[str]:
             lines.append(f"GPU BUSY {ex.id}: kernels ran {_pct(ex.baseline.gpu_busy_pct)} of the "
                          f"time with the baseline, {_pct(ex.timing.gpu_busy_pct)} with the "
                          f"optimized side (NVML utilization while each side ran back to back)")
-        if ex.goal == "goodput" and ex.goodput_ratio is not None:
-            lines.append(f"GOODPUT {ex.id} (goal goodput, gated on it): {_serving(ex.baseline.goodput)}"
-                         f" → {_serving(ex.timing.goodput)} (median of {len(ex.timing.goodput)} "
-                         f"{'simulated' if ex.simulated else 'real-time'} replays per side, "
-                         f"each round one trace for both{_cut_short(ex.timing.goodput, REPLAYS)}"
-                         f"); time {ex.speedup:.2f}x")
-        if ex.goal == "simulated_cost" and ex.simulated_cost_ratio is not None:
-            base, opt = ex.baseline.simulated_costs, ex.timing.simulated_costs
-            lines.append(f"SIMULATED COST {ex.id} (goal simulated_cost, gated on it): the modelled "
-                         f"work takes {statistics.median(base) * 1e3:.3g} ms → "
-                         f"{statistics.median(opt) * 1e3:.3g} ms (median over {len(opt)} input "
-                         f"seeds, the same for both sides); the time column is the planning "
-                         f"the pair does for real, {ex.speedup:.2f}x")
-        if ex.goal == "compile_time" and ex.compile_ratio is not None:
-            base, opt = ex.baseline.cold_starts, ex.timing.cold_starts
-            lines.append(f"COMPILE TIME {ex.id} (goal compile_time, gated on it): cold start "
-                         f"{_cold(base)} → {_cold(opt)} (setup() + first call, median of "
-                         f"{len(opt)} fresh processes with empty compiler caches"
-                         f"{_cut_short(opt, COLD_STARTS)}); steady-state "
-                         f"time {ex.speedup:.2f}x")
-        if ex.goal == "speed" and (line := _setup_line(ex)):
-            lines.append(line)
-        if ex.goal == "memory" and ex.memory_ratio is not None:
-            base, opt = ex.baseline.memory, ex.timing.memory
-            lines.append(f"MEMORY {ex.id} (goal memory, gated on it): peak device memory "
-                         f"{mib(base.peak_bytes)} → {mib(opt.peak_bytes)} per GPU "
-                         f"(held {mib(base.resident_bytes)} → {mib(opt.resident_bytes)}, one "
-                         f"call's peak on top {mib(base.call_bytes)} → {mib(opt.call_bytes)}); "
-                         f"time {ex.speedup:.2f}x")
+        lines += goal.notes(ex)
         if ex.timing is not None and ex.timing.graph_calls and ex.baseline is not None:
             lines.append(f"GRAPH {ex.id}: timed by CUDA-graph replay ({ex.baseline.graph_calls} "
                          f"baseline / {ex.timing.graph_calls} optimized calls per replay): GPU "

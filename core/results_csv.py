@@ -27,7 +27,7 @@ import io
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 
-from core import atomic
+from core import atomic, goals
 from core.record import ExampleResult, PairResult, Rates, RunRecord
 
 
@@ -96,8 +96,8 @@ COLUMNS = [f.name for f in fields(CsvRow)]
 
 def goal_ratio(ex: ExampleResult) -> float | None:
     """The quantity a goal other than speed is judged on (None for speed)."""
-    return {"memory": ex.memory_ratio, "compile_time": ex.compile_ratio,
-            "goodput": ex.goodput_ratio, "simulated_cost": ex.simulated_cost_ratio}.get(ex.goal)
+    goal = goals.GOALS.get(ex.goal)
+    return None if goal is None or goal.gates_time else goal.ratio(ex)
 
 
 def headline_rate(rates: Rates | None) -> tuple[float | None, str]:

@@ -16,22 +16,23 @@ from __future__ import annotations
 
 import ast
 import json
-import statistics
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from core import REPO_ROOT, atomic, compile_time, goodput, precheck, precompile, results_csv, side_by_side
+from core import REPO_ROOT, atomic, goals, precheck, precompile, results_csv, side_by_side
 from core import expectations as expect
-from core.decided import round_goal_floor, rounds_decided
-from core.expectations import pair_key
+from core.declarations import Declarations
+from core.decided import Floor
 from core.discovery import Example, Pair
 from core.events import Listener, Note, PairFinished, PairStarted, RunStarted
+from core.expectations import pair_key
+from core.gate import GateResult
 from core.metrics import rates
 from core.process import child_env, fork_server, run_child
-from core.record import ExampleResult, PairResult, RunRecord
+from core.record import ExampleResult, PairResult, PairSpec, RunRecord, VariantSpec
 from core.report import write_reports
 
 
@@ -53,7 +54,7 @@ class RunOptions:
     jobs: int | None = None  # smoke: pairs at a time (core.side_by_side); None: its default on a GPU
 
 
-SMOKE_GATE = expect.GateResult("smoke", "smoke run: not gated (few samples, shapes a pair may "
+SMOKE_GATE = GateResult("smoke", "smoke run: not gated (few samples, shapes a pair may "
                                         "shrink; `--mode full` measures)")
 
 
@@ -70,7 +71,8 @@ def make_run_dir(output_dir: Path) -> Path:
 
 def probe(run_dir: Path, timeout_s: float = 300.0) -> dict[str, Any]:
     out = run_dir / "probe.json"
-    outcome = run_child(["--probe", str(out)], timeout_s, run_dir / "logs" / "probe.log", result=out)
+    outcome = run_child(["--probe", str(out)], timeout_s, run_dir / "logs" / "probe.log", result=out,
+                        module="core.toolchild")
     if outcome.payload is None:
         raise RuntimeError(f"the device probe failed (exit {outcome.code}); its output:\n{outcome.tail}")
     return outcome.payload
@@ -103,7 +105,7 @@ def run_precompile(selection: list[tuple[Pair, list[Example]]], options: RunOpti
 
     def spec_for(pair: Pair) -> Path:
         path = run_dir / "logs" / f"{_safe(pair)}.spec.json"
-        path.write_text(json.dumps(_spec(pair, examples[pair.id], options), indent=2))
+        path.write_text(json.dumps(pair_spec(pair, examples[pair.id], options).to_dict(), indent=2))
         return path
     parallel = precompile.parallelism()
     listener(Note(f"precompiling {len(jobs)} sides that compile (torch.compile, Triton), "
@@ -177,12 +179,13 @@ def pair_timeout(pair: Pair, default: float) -> float:
     return default
 
 
-def _spec(pair: Pair, examples: list[Example], options: RunOptions) -> dict[str, Any]:
-    return {
-        "pair": pair.id, "baseline": str(pair.baseline), "seed": options.seed,
-        "iterations": options.iterations, "warmup": options.warmup, "mode": options.mode,
-        "examples": [{"name": e.name, "id": e.id, "path": str(e.optimized)} for e in examples],
-    }
+def pair_spec(pair: Pair, examples: list[Example], options: RunOptions,
+              floors: dict[str, Floor] | None = None, shared_gpu: bool = False) -> PairSpec:
+    """What the pair's child is asked to run (written as its SPEC.json)."""
+    return PairSpec(pair=pair.id, baseline=str(pair.baseline), seed=options.seed,
+                    iterations=options.iterations, warmup=options.warmup, mode=options.mode,
+                    examples=[VariantSpec(e.name, e.id, str(e.optimized)) for e in examples],
+                    floors=floors or {}, shared_gpu=shared_gpu)
 
 
 def _safe(pair: Pair) -> str:
@@ -195,40 +198,36 @@ def _failed(pair: Pair, examples: list[Example], reason: str, duration_s: float)
     return result.fail_all(reason)
 
 
-def gate_entries(examples: list[Example], stored: dict[str, dict[str, Any]],
-                 options: RunOptions) -> dict[str, dict[str, Any]]:
-    """What a gate run hands the child so its timing or replays may stop once every verdict
-    is known (core.decided): each variant's stored speedup, and for a variant gated on
-    another goal that goal and its stored ratio. Empty when the run stores results
+def gate_floors(examples: list[Example], stored: dict[str, dict[str, Any]],
+                options: RunOptions) -> dict[str, Floor]:
+    """What a gate run hands the child so its timing, replays or cold starts may stop once
+    every verdict is known (core.decided): each variant's floor, by the goal and the
+    declarations it is stored with (core.goals). Empty when the run stores results
     (--update-expectations wants the full precision), smoke or fixed-count runs, or when a
-    variant has no stored entry (it would not be decided anyway)."""
+    variant has no floor (it would not be decided anyway)."""
     if options.update_expectations or options.mode != "full" or options.iterations:
         return {}
     found = {}
     for e in examples:
         entry = stored.get(e.name)
-        if not entry or "speedup" not in entry:
+        goal = goals.GOALS.get((entry or {}).get("goal", goals.DEFAULT))
+        floor = goal.floor(entry) if entry and goal else None
+        if floor is None:
             return {}
-        goal = entry.get("goal", "speed")
-        measure = expect.GATED_MEASURE.get(goal, "speedup")
-        found[e.name] = {"speedup": float(entry["speedup"]),
-                         **({"goal": goal, measure: float(entry[measure])}
-                            if goal != "speed" and measure in entry else {}),
-                         **({"tolerance": float(entry["tolerance"])} if "tolerance" in entry else {})}
+        found[e.name] = floor
     return found
 
 
 def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: Path,
-             entries: dict[str, dict[str, float]] | None = None,
+             floors: dict[str, Floor] | None = None,
              env: dict[str, str] | None = None, shared_gpu: bool = False) -> PairResult:
     """The pair in a child process of its own (`env`: variables set on top of the usual ones;
     such a child forks only from a fork server started with the same ones). `shared_gpu`:
     other pairs run beside it (core.side_by_side; PairSpec.shared_gpu)."""
     safe = _safe(pair)
     spec_path, out_path = run_dir / "logs" / f"{safe}.spec.json", run_dir / "logs" / f"{safe}.result.json"
-    spec = {**_spec(pair, examples, options), **({"gate_entries": entries} if entries else {}),
-            **({"shared_gpu": True} if shared_gpu else {})}
-    spec_path.write_text(json.dumps(spec, indent=2))
+    spec = pair_spec(pair, examples, options, floors, shared_gpu)
+    spec_path.write_text(json.dumps(spec.to_dict(), indent=2))
     started = time.perf_counter()
     timeout_s = pair_timeout(pair, options.timeout_s)
     outcome = run_child([str(spec_path), str(out_path)], timeout_s, run_dir / "logs" / f"{safe}.log",
@@ -247,56 +246,18 @@ def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: 
     return _failed(pair, examples, reason, time.perf_counter() - started)
 
 
-def measure_cold_starts(pair: Pair, examples: list[Example], pair_result: PairResult,
-                        options: RunOptions, run_dir: Path,
-                        entries: dict[str, dict[str, Any]] | None = None) -> None:
-    """Goal compile_time: each side's cold start in fresh processes (core.compile_time), for
-    the baseline and every measured compile_time variant. A side that fails or kept a cache
-    between processes fails its variant (a failing baseline, every such variant). In a gate
-    run (`entries`, from gate_entries) the cold starts end once the ones so far bound every
-    variant's ratio above its stored floor (core.decided)."""
-    chosen = [ex for ex in pair_result.examples if ex.goal == "compile_time" and ex.measured]
-    safe = _safe(pair)
-    spec_path = run_dir / "logs" / f"{safe}.spec.json"  # written by run_pair
-    root = pair.baseline.parent.parent
-    errors: dict[str, str] = {}
-
-    def start(side: str, env: dict[str, str]) -> compile_time.ColdStart:
-        out = run_dir / "logs" / f"{safe}.{side}.cold.json"
-        outcome = run_child(["--cold-start", str(spec_path), side, str(out)], options.timeout_s,
-                            run_dir / "logs" / f"{safe}.{side}.cold.log", root, result=out, env=env)
-        payload = outcome.payload or {"error": outcome.problem or outcome.tail[-800:]}
-        if "error" in payload:
-            errors.setdefault(side, payload["error"])
-            return compile_time.ColdStart(float("nan"), float("nan"))
-        return compile_time.ColdStart(**payload)
-
-    floors = {ex.name: round_goal_floor((entries or {}).get(ex.name), "compile_time")
-              for ex in chosen if not ex.negative_result}
-    if len(floors) < len(chosen) or None in floors.values():
-        floors = {}  # a variant without a stored floor is never decided, so neither is the pair
-
-    def enough(found: dict[str, list[compile_time.ColdStart]]) -> bool:
-        if not floors or errors:
-            return False
-        intervals = {name: bounds for name in floors
-                     if (bounds := compile_time.ratio_bounds(found["baseline"], found[name]))}
-        return rounds_decided(intervals, floors) is not None
-
-    found = compile_time.measure(["baseline", *[ex.name for ex in chosen]], start, enough=enough)
-    sides = {"baseline": pair_result.baseline, **{ex.name: ex.timing for ex in chosen}}
-    for side, starts in found.items():
-        problem = errors.get(side) or compile_time.persisted_problem(starts, sides[side].setup_s)
-        if problem and side != "baseline":
-            errors[side] = problem
-        elif problem:
-            errors["baseline"] = problem
-    pair_result.baseline.cold_starts = found["baseline"]
-    for ex in chosen:
-        ex.timing.cold_starts = found[ex.name]
-        why = errors.get(ex.name) or (f"baseline: {errors['baseline']}" if "baseline" in errors else "")
-        if why:
-            ex.fail(f"{ex.file}: cold start (goal compile_time): {why}")
+def measure_outside(pair: Pair, pair_result: PairResult, options: RunOptions, run_dir: Path,
+                    floors: dict[str, Floor], listener: Listener) -> None:
+    """What the measured variants' goals measure in processes of their own after the pair's
+    child (core.goals.Goal.outside: cold starts); nothing in a smoke run."""
+    if options.mode == "smoke":
+        return
+    measured = {ex.name: ex.goal for ex in pair_result.examples if ex.measured}
+    job = goals.Outside(pair_result, run_dir / "logs" / f"{_safe(pair)}.spec.json",
+                        pair.baseline.parent.parent, run_dir / "logs", _safe(pair), options.timeout_s,
+                        floors, lambda line: listener(Note(line)), run_child)
+    for goal, names in goals.by_goal(measured).items():
+        goal.outside(job, names)
 
 
 def profile_pair(pair: Pair, examples: list[Example], pair_result: PairResult,
@@ -311,20 +272,22 @@ def profile_pair(pair: Pair, examples: list[Example], pair_result: PairResult,
     out_dir = run_dir / "profiles" / _safe(pair)
     out_dir.mkdir(parents=True, exist_ok=True)
     spec_path = out_dir / "spec.json"
-    spec_path.write_text(json.dumps(_spec(pair, examples, options), indent=2))
+    spec_path.write_text(json.dumps(pair_spec(pair, examples, options).to_dict(), indent=2))
     root = pair.baseline.parent.parent
     report: dict[str, Any] = {"mode": options.profile, "dir": str(out_dir)}
     if options.profile == "memory":
         found = out_dir / "memory.json"
         outcome = run_child(["--profile-memory", str(spec_path), str(found)],
-                            options.timeout_s, out_dir / "memory.log", root, result=found)
+                            options.timeout_s, out_dir / "memory.log", root, result=found,
+                            module="core.toolchild")
         if outcome.payload is None:
             return {**report, "status": "failed",
                     "reason": (outcome.problem or "") + outcome.tail[-1500:]}
         return {**report, **outcome.payload}
     minimal = out_dir / "minimal.json"
     outcome = run_child(["--profile-minimal", str(spec_path), str(minimal)],
-                        options.timeout_s, out_dir / "minimal.log", root, result=minimal)
+                        options.timeout_s, out_dir / "minimal.log", root, result=minimal,
+                        module="core.toolchild")
     if outcome.payload is not None:
         report["sides"] = outcome.payload
     else:
@@ -364,131 +327,54 @@ def profile_pair(pair: Pair, examples: list[Example], pair_result: PairResult,
 
 def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
              stored: dict[str, dict[str, Any]]) -> None:
-    """Add rates, % of ceiling and the expectation verdict to each measured example."""
+    """Add rates, % of ceiling and the expectation verdict to each measured example: its
+    goal's gate (core.goals), then the rules it is stored under (core.declarations)."""
     if result.baseline is not None:
         result.baseline.rates = rates(result.baseline.workload, result.baseline.median_ms, ceilings)
     for ex in result.examples:
-        ex.chapter, ex.stem, ex.teaching = pair.chapter, pair.stem, result.teaching
+        ex.chapter, ex.stem = pair.chapter, pair.stem
+        ex.teaching = ex.teaching or result.teaching
         if not ex.measured:
             continue
         ex.baseline = result.baseline
         ex.timing.rates = rates(ex.timing.workload, ex.timing.median_ms, ceilings)
-        if ex.goal == "memory":
-            ex.expectation = memory_gate(ex, stored.get(ex.name))
-        elif ex.goal == "compile_time":
-            ex.expectation = compile_gate(ex, stored.get(ex.name))
-        elif ex.goal == "goodput":
-            ex.expectation = goodput_gate(ex, stored.get(ex.name))
-        elif ex.goal == "simulated_cost":
-            ex.expectation = simulated_cost_gate(ex, stored.get(ex.name))
-        else:
-            tolerance = (expect.CPU_BOUND_TOLERANCE if ex.cpu_bound
-                         else expect.DEFAULT_TOLERANCE)
-            ex.noisy = expect.noisy_reason((ex.baseline.stats.n, ex.timing.stats.n),
-                                           tuple(ex.speedup_ci), result.stop_reason, tolerance)
-            ex.expectation = expect.gate(stored.get(ex.name), ex.speedup, tuple(ex.speedup_ci),
-                                         default_tolerance=tolerance,
-                                         negative_result=ex.negative_result)
-        if ex.teaching and ex.expectation.status in ("regression", "inconclusive"):
+        entry = stored.get(ex.name)
+        ex.expectation = goals.goal_of(ex.goal).gate(ex, entry, result)
+        changed = rules_changed(ex, entry)
+        if changed:
+            ex.expectation = changed
+        elif ex.teaching and ex.expectation.status in ("regression", "inconclusive"):
             # the book's deliberately naive example: its speedup is the lesson, not a result
-            ex.expectation = expect.GateResult("teaching", f"not gated (teaching pair): "
-                                               f"{ex.expectation.message}",
-                                               ex.expectation.stored_speedup, ex.expectation.floor)
+            ex.expectation = GateResult("teaching", f"not gated (teaching pair): "
+                                        f"{ex.expectation.message}",
+                                        ex.expectation.stored_speedup, ex.expectation.floor)
 
 
-def memory_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.GateResult:
-    """A goal "memory" variant is gated on the memory it saves (allocator counts do not
-    vary between runs the way times do: the interval is the value itself)."""
-    ratio = ex.memory_ratio
-    if ratio is None:
-        return expect.GateResult("new", "goal memory: device memory is measured on CUDA devices "
-                                        "only; not gated here")
-    return expect.gate(entry, ratio, (ratio, ratio), negative_result=ex.negative_result,
-                       measure="memory_ratio")
-
-
-def compile_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.GateResult:
-    """A goal "compile_time" variant is gated on the cold start it saves. Compiling is host
-    CPU work, so the tolerance is the cpu_bound one. Its steady state must not be slower:
-    a compile that is faster because it optimizes less is no win."""
-    ratio = ex.compile_ratio
-    if ratio is None:
-        return expect.GateResult("new", "goal compile_time: no cold starts measured; not gated")
-    interval = compile_time.ratio_interval(ex.baseline.cold_starts, ex.timing.cold_starts)
-    lo, hi = interval
-    if hi / lo > 1 + expect.CPU_BOUND_TOLERANCE:
-        ex.noisy = (f"cold-start ratio {lo:.2f}-{hi:.2f} over {len(ex.timing.cold_starts)} fresh "
-                    f"processes per side is wider than ±{expect.CPU_BOUND_TOLERANCE / 2:.0%}")
-    gate = expect.gate(entry, ratio, interval, default_tolerance=expect.CPU_BOUND_TOLERANCE,
-                       negative_result=ex.negative_result, measure="compile_ratio")
-    slowest = 1 - expect.DEFAULT_TOLERANCE
-    if gate.status in ("pass", "new") and ex.speedup_ci and ex.speedup_ci[1] < slowest:
-        return expect.GateResult("regression", f"cold start {ratio:.2f}x faster, but the steady "
-                                 f"state runs at {ex.speedup:.2f}x (interval up to "
-                                 f"{ex.speedup_ci[1]:.2f}x, below {slowest:.2f}x): the faster "
-                                 f"compile costs run time", gate.stored_speedup, gate.floor)
-    return gate
-
-
-def goodput_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.GateResult:
-    """A goal "goodput" variant is gated on the goodput it gains. A replay in real time is
-    host and GPU together, with few replays, so the tolerance is the cpu_bound one."""
-    ratio = ex.goodput_ratio
-    if ratio is None:
-        return expect.GateResult("new", "goal goodput: no replays measured; not gated")
-    if ratio == float("inf"):
-        ex.noisy = ("the baseline met no request's SLO, so the goodput ratio is unbounded; "
-                    "set an SLO the baseline meets part of the time")
-        return expect.GateResult("new", ex.noisy)
-    interval = goodput.ratio_interval(ex.baseline.goodput, ex.timing.goodput)
-    lo, hi = interval
-    if lo <= 0 or hi / lo > 1 + expect.CPU_BOUND_TOLERANCE:
-        ex.noisy = (f"goodput ratio {lo:.2f}-{hi:.2f} over {len(ex.timing.goodput)} replays per "
-                    f"side is wider than ±{expect.CPU_BOUND_TOLERANCE / 2:.0%}")
-    return expect.gate(entry, ratio, interval, default_tolerance=expect.CPU_BOUND_TOLERANCE,
-                       negative_result=ex.negative_result, measure="goodput_ratio")
-
-
-def simulated_cost_gate(ex: ExampleResult, entry: dict[str, Any] | None) -> expect.GateResult:
-    """A goal "simulated_cost" variant is gated on how much less time the work it plans
-    takes in the pair's model. The model is deterministic for given inputs, so the interval
-    is the spread of the per-seed ratios, and the default tolerance applies."""
-    ratio, ratios = ex.simulated_cost_ratio, ex.simulated_cost_ratios
-    if ratio is None:
-        return expect.GateResult("new", "goal simulated_cost: no simulated costs; not gated")
-    interval = (min(ratios), max(ratios))
-    if interval[1] / interval[0] > expect.MAX_INTERVAL_RATIO:
-        ex.noisy = (f"simulated cost ratio {interval[0]:.2f}-{interval[1]:.2f} over "
-                    f"{len(ratios)} input seeds is wider than ±5%")
-    return expect.gate(entry, ratio, interval, negative_result=ex.negative_result,
-                       measure="simulated_cost_ratio")
+def rules_changed(ex: ExampleResult, entry: dict[str, Any] | None) -> GateResult | None:
+    """A failing verdict when the variant now declares other rules than it is stored with
+    (core.declarations): a rule change is made with --update-expectations, where it shows
+    as a diff of the expectations file."""
+    if entry is None:
+        return None
+    goal = goals.GOALS.get(entry.get("goal", goals.DEFAULT)) or goals.goal_of(goals.DEFAULT)
+    value = entry.get(goal.field, entry.get("speedup"))
+    stored_as = f"stored as gated at {value:.2f}x" if isinstance(value, (int, float)) else "stored"
+    # an entry without them declared nothing (entries stored before 2026-11-27 were migrated)
+    differences = ex.declarations.differences(Declarations.from_dict(entry.get("declarations") or {}))
+    if not differences:
+        return None
+    return GateResult("rules changed", f"{ex.id} now declares other rules ({'; '.join(differences)}); "
+                      f"it is {stored_as}: change its rules with --update-expectations")
 
 
 def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[str, Any]:
     keep = ("device", "compute_capability", "driver", "cuda_runtime", "torch", "nvcc", "git_commit",
             "sm_count", "memory_gib", "cpu", "cpu_cores")
-    goal_entry = {}
-    if ex.goal == "memory" and ex.memory_ratio is not None:
-        goal_entry = {"goal": "memory", "memory_ratio": round(ex.memory_ratio, 4),
-                  "baseline_peak_bytes": ex.baseline.memory.peak_bytes,
-                  "optimized_peak_bytes": ex.timing.memory.peak_bytes}
-    if ex.goal == "compile_time" and ex.compile_ratio is not None:
-        goal_entry = {"goal": "compile_time", "compile_ratio": round(ex.compile_ratio, 4),
-                  "baseline_cold_start_s": round(compile_time.median_s(ex.baseline.cold_starts), 3),
-                  "optimized_cold_start_s": round(compile_time.median_s(ex.timing.cold_starts), 3)}
-    if ex.goal == "simulated_cost" and ex.simulated_cost_ratio is not None:
-        goal_entry = {"goal": "simulated_cost",
-                      "simulated_cost_ratio": round(ex.simulated_cost_ratio, 4),
-                      "baseline_simulated_s": round(statistics.median(ex.baseline.simulated_costs), 9),
-                      "optimized_simulated_s": round(statistics.median(ex.timing.simulated_costs), 9)}
-    if ex.goal == "goodput" and ex.goodput_ratio not in (None, float("inf")):
-        goal_entry = {"goal": "goodput", "goodput_ratio": round(ex.goodput_ratio, 4),
-                      "baseline_goodput_rps": round(goodput.median_goodput(ex.baseline.goodput), 3),
-                      "optimized_goodput_rps": round(goodput.median_goodput(ex.timing.goodput), 3)}
     return {
-        **goal_entry,
+        **goals.goal_of(ex.goal).entry(ex),
         **({"cpu_bound": ex.cpu_bound} if ex.cpu_bound else {}),
         **({"simulated": ex.simulated} if ex.simulated else {}),  # a stored number says it
+        "declarations": ex.declarations.to_dict(),
         "speedup": round(ex.speedup, 4),
         "speedup_ci": [round(x, 4) for x in ex.speedup_ci],
         "baseline_ms": round(ex.baseline_ms, 6),
@@ -556,19 +442,14 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     def measure(pair: Pair, examples: list[Example], env: dict[str, str] | None = None) -> PairResult:
         """One pair: its child (or the skip decided without one), then what follows it."""
         began = time.perf_counter()
-        entries: dict[str, dict[str, Any]] = {}
         if pair.id in checked.skipped:  # its requirements are not met here: no child
             pair_result = checked.skipped[pair.id]
         else:
-            entries = gate_entries(examples, stored_for(pair, PairResult(pair=pair.id)), options)
+            floors = gate_floors(examples, stored_for(pair, PairResult(pair=pair.id)), options)
             # only pairs run side by side get an environment of their own (their core share)
-            pair_result = run_pair(pair, examples, options, run_dir, entries, env=env,
+            pair_result = run_pair(pair, examples, options, run_dir, floors, env=env,
                                    shared_gpu=env is not None)
-        if options.mode != "smoke" and any(ex.goal == "compile_time" and ex.measured
-                                           for ex in pair_result.examples):
-            listener(Note(f"      cold starts (up to {compile_time.COLD_STARTS} per side, "
-                          f"fresh processes, empty compiler caches) ..."))
-            measure_cold_starts(pair, examples, pair_result, options, run_dir, entries)
+            measure_outside(pair, pair_result, options, run_dir, floors, listener)
         annotate(pair_result, pair, ceilings, stored_for(pair, pair_result))
         if options.mode == "smoke":
             for ex in pair_result.examples:
@@ -663,17 +544,11 @@ def load_finished(run_dir: Path) -> dict[str, PairResult]:
     return finished
 
 
-def gated_value(ex: ExampleResult) -> tuple[str, float | None]:
-    """The measure a variant's gate judges (by its goal) and its value in this run."""
-    measure = expect.GATED_MEASURE.get(ex.goal, "speedup")
-    return measure, getattr(ex, measure)
-
-
 def slower_undeclared(ex: ExampleResult) -> bool:
-    """A variant whose gated measure (speedup, memory saved, goodput, ...) is below 1x
+    """A variant whose gated ratio (speedup, memory saved, goodput, ...) is below 1x
     without a declared negative result: stored, its gate floor of 1.0x would fail every
     later run, and it would present a loss as an optimization."""
-    _, value = gated_value(ex)
+    value = goals.goal_of(ex.goal).ratio(ex)
     return not ex.negative_result and value is not None and value < 1.0
 
 
@@ -690,8 +565,9 @@ def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Examp
             if ex.measured and ex.noisy:
                 record.expectation_skips.append(f"{ex.id}: not stored, {ex.noisy}")
             elif ex.measured and slower_undeclared(ex):
-                measure, value = gated_value(ex)
-                what = "slower" if measure == "speedup" else f"below 1x in its {measure}"
+                goal = goals.goal_of(ex.goal)
+                measure, value = goal.field, goal.ratio(ex)
+                what = "slower" if goal.gates_time else f"below 1x in its {measure}"
                 record.expectation_skips.append(
                     f"{ex.id}: not stored, the optimized side is {what} ({value:.2f}x) and "
                     f"{ex.file} declares no negative_result: a stored {measure} below 1x gates "

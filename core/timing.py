@@ -1,6 +1,6 @@
 """Timing: CUDA events enqueued back to back, adaptive sample counts, interleaved sides.
 
-Method (measured on an H100, see design.md): synchronize the device once before and once
+Method (measured on an H100; README, 'How the harness measures'): synchronize the device once before and once
 after a batch of samples, never between samples; enqueue each sample's start event, the
 work and its end event back to back, and read all events after the final sync. A host
 sync per sample would put the launch gap inside every sample (+5..20% on sub-ms kernels).
@@ -13,8 +13,8 @@ enqueued outside the start/end events and timed by its own events, so the escape
 A pair that declares `timing_mode = "graph"` is timed by CUDA-graph replay: run() is
 captured K times in one graph and each sample is one replay, divided by K. That is the GPU's
 time per call without the host's launch cost, for pairs whose kernels are shorter than
-the host's launch (a 3.6 µs kernel measured as 26 µs per eager call; design.md
-'Host-bound work'). K is chosen so one replay lasts ~0.5 ms.
+the host's launch (a 3.6 µs kernel measured as 26 µs per eager call; README,
+'Expectations', on host-bound sides). K is chosen so one replay lasts ~0.5 ms.
 
 Baseline and optimized are measured in alternating rounds, so clock or thermal drift hits
 both alike, until each side's median is known to ±1% (or a cap is reached). The harness's
@@ -82,6 +82,9 @@ class Timed:
     switch:  harness work enqueued just before that sample (new input values); not timed
     prepare: host-side work before each batch, outside its wall time (reset the inputs)
     calls:   run() calls one `call` makes (K for a graph replay); samples are divided by it
+    capture_within: the captured sample is one of the batch's first this-many, never its
+             first when it has more (a stateful side, checked by stepping the baseline
+             through the same calls); None: any
     """
 
     call: Fn
@@ -90,6 +93,7 @@ class Timed:
     switch: Fn | None = None
     prepare: Fn | None = None
     calls: int = 1
+    capture_within: int | None = None
 
 
 @dataclass
@@ -213,7 +217,7 @@ def host_probe(fn: Fn, calls: int = 5) -> tuple[float, float]:
     """Median host time to enqueue one call (queue empty at its start) and its GPU time, ms.
 
     A side whose host time reaches its GPU time is host-bound: its samples measure the
-    host's launches (the GPU waits for them), not the GPU (design.md, 'Host-bound work')."""
+    host's launches (the GPU waits for them), not the GPU (README, 'Expectations')."""
     host, gpu = [], []
     for _ in range(calls):
         start, end = _Event(enable_timing=True), _Event(enable_timing=True)
@@ -374,7 +378,10 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
                 k = min(k, policy.fixed_samples - len(samples[name]))
                 if k <= 0:
                     continue
-            at = rng.randrange(k) if side.capture is not None else None
+            at = None
+            if side.capture is not None:  # a bounded window starts after the first call
+                first = 1 if side.capture_within and k > 1 else 0
+                at = rng.randrange(first, max(first + 1, min(k, side.capture_within or k)))
             if side.prepare is not None:
                 side.prepare()
             batch = measure(side.call, k, side.before, at, side.capture, side.switch)

@@ -1,8 +1,12 @@
 """Output verification: a pair whose outputs do not match has no speedup.
 
 Checks, in order: same structure, shapes and dtypes; no NaN/Inf; allclose with the pair's
-tolerance (default by dtype). The runner also runs both sides on a second seed and uses
-`outputs_equal` to catch outputs that do not depend on the inputs (cached results).
+tolerance (default by dtype); and, for a declared tolerance, a scale-aware error: the relative
+RMS error ‖actual − expected‖ / ‖expected‖ must stay within RMS_SHARE of the tolerance at the
+output's own scale, max(rtol, atol / RMS(expected)). A declared tolerance is bounded first (`tolerance_problem`): an atol above MAX_ATOL_OF_RMS of the expected output's RMS, or an
+rtol above MAX_RTOL, is refused with the numbers, so no declared tolerance can hide missing
+work (half the rows left out give a relative RMS error of 0.71, above every limit). The runner also runs both sides on
+a second seed and uses `outputs_equal` to catch outputs that do not depend on the inputs.
 """
 from __future__ import annotations
 
@@ -22,6 +26,16 @@ DEFAULT_TOLERANCE = {
 }
 FP8_TOLERANCE = Tolerance(1e-1, 1e-1)
 EXACT = Tolerance(0.0, 0.0)
+# Bounds on a declared tolerance. The widest honest ones in the chapters: ch13 fp8 training
+# (atol 1.0 output RMS, ~10 sigma of its per-element error; rtol 0.1), fp8 GEMMs (atol 0.3·√K
+# against outputs of RMS ≈ √K). An atol is judged against the RMS of the whole expected output
+# (a pair returning several tensors sets one tolerance for all of them).
+MAX_ATOL_OF_RMS = 1.5
+MAX_RTOL = 0.1
+# The relative RMS error may reach this share of the tolerance at the output's scale: an
+# elementwise bound set for the tails (several sigma of an honest error) leaves the RMS of
+# honest errors well below half of it, while half the work left out gives 0.71.
+RMS_SHARE = 0.5
 
 
 @dataclass
@@ -34,10 +48,13 @@ class Check:
     # max_rel_err it stays meaningful where expected values are near zero (a relative error
     # of 1e+10 on an element of 1e-12 says nothing about the match)
     tolerance_used: float = 0.0
+    rel_rms_err: float = 0.0  # the worst tensor's ‖actual − expected‖ / ‖expected‖
+    rms_used: float = 0.0  # the worst rel_rms_err as a share of its limit (declared tolerances)
 
     def to_dict(self) -> dict:
         return {"ok": self.ok, "message": self.message, "max_abs_err": self.max_abs_err,
-                "max_rel_err": self.max_rel_err, "tolerance_used": self.tolerance_used}
+                "max_rel_err": self.max_rel_err, "tolerance_used": self.tolerance_used,
+                "rel_rms_err": self.rel_rms_err, "rms_used": self.rms_used}
 
 
 def flatten(output: Any, name: str = "output") -> list[tuple[str, torch.Tensor]]:
@@ -62,16 +79,45 @@ def default_tolerance(dtype: torch.dtype) -> Tolerance:
     return EXACT  # integers and bools must match exactly
 
 
+def tolerance_problem(tolerance: Tolerance, rms: float) -> str | None:
+    """Why a declared tolerance is too loose for an expected output of this RMS, or None."""
+    if tolerance.rtol > MAX_RTOL:
+        return (f"the declared rtol={tolerance.rtol:g} is above {MAX_RTOL:g}; no precision "
+                f"change in the book needs more, and more would hide missing work")
+    if rms > 0 and tolerance.atol > MAX_ATOL_OF_RMS * rms:
+        return (f"the declared atol={tolerance.atol:g} is {tolerance.atol / rms:.2g}x the RMS of "
+                f"the expected output ({rms:.3g}); at most {MAX_ATOL_OF_RMS:g}x is allowed, or "
+                f"it would hide missing work")
+    return None
+
+
+def _rms(tensors: Any) -> float:
+    """The RMS over every element of `tensors` (float64, chunked)."""
+    total, count = 0.0, 0
+    for t in tensors:
+        flat = t.detach().reshape(-1)
+        for start in range(0, flat.numel(), COMPARE_CHUNK):
+            part = flat[start:start + COMPARE_CHUNK].double()
+            total += float((part * part).sum())
+        count += flat.numel()
+    return math.sqrt(total / count) if count else 0.0
+
+
 def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None,
-            same_dtype: bool = True) -> Check:
+            same_dtype: bool = True, bounded: bool = False) -> Check:
     """Compare the baseline's output (`expected`) with a variant's (`actual`).
 
     `same_dtype=False` for a reference() answer, which may be float64 where the side is not;
-    the tolerance then defaults by the side's (`actual`'s) dtype."""
+    the tolerance then defaults by the side's (`actual`'s) dtype. `bounded`: `tolerance` was
+    declared by the side being judged, and is checked against the output's scale first."""
     exp, act = flatten(expected), flatten(actual)
     if len(exp) != len(act):
         return Check(False, f"baseline returned {len(exp)} tensors, optimized {len(act)}")
-    worst_abs = worst_rel = worst_used = 0.0
+    if bounded and tolerance is not None:
+        problem = tolerance_problem(tolerance, _rms(e for _, e in exp))
+        if problem:
+            return Check(False, problem)
+    worst_abs = worst_rel = worst_used = worst_rms = rms_used = 0.0
     for (name, e), (_, a) in zip(exp, act):
         if e.shape != a.shape:
             return Check(False, f"{name}: shape {tuple(a.shape)} != baseline {tuple(e.shape)}")
@@ -86,10 +132,13 @@ def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None,
         tol = tolerance or default_tolerance(e.dtype if same_dtype else a.dtype)
         max_abs = max_rel = used = 0.0
         bad_count, worst_excess, worst_at = 0, -math.inf, 0
+        diff_sq = exp_sq = 0.0
         for start in range(0, e_flat.numel(), COMPARE_CHUNK):
             e64 = e_flat[start:start + COMPARE_CHUNK].detach().double()
             a64 = a_flat[start:start + COMPARE_CHUNK].detach().double()
             diff = (a64 - e64).abs()
+            diff_sq += float((diff * diff).sum())
+            exp_sq += float((e64 * e64).sum())
             max_abs = max(max_abs, float(diff.max()))
             max_rel = max(max_rel, float((diff / e64.abs().clamp_min(1e-12)).max()))
             allowed = tol.atol + tol.rtol * e64.abs()
@@ -105,14 +154,27 @@ def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None,
                     worst_excess, worst_at = float(excess[at]), start + at
         worst_abs, worst_rel = max(worst_abs, max_abs), max(worst_rel, max_rel)
         worst_used = max(worst_used, used)
+        rms = math.sqrt(exp_sq / max(1, e.numel()))
+        rel_rms = math.sqrt(diff_sq / exp_sq) if exp_sq > 0 else (0.0 if diff_sq == 0 else math.inf)
+        worst_rms = max(worst_rms, rel_rms)
         if bad_count:
             return Check(False, f"{name}: {bad_count} of {e.numel()} elements differ beyond "
                                 f"rtol={tol.rtol:g} atol={tol.atol:g}; worst at "
                                 f"{_unravel(worst_at, tuple(e.shape))}: baseline "
                                 f"{float(e_flat[worst_at].double()):.6g}, optimized "
                                 f"{float(a_flat[worst_at].double()):.6g}",
-                         max_abs, max_rel, worst_used)
-    return Check(True, "match", worst_abs, worst_rel, worst_used)
+                         max_abs, max_rel, worst_used, worst_rms)
+        if not (bounded and tolerance is not None and e.is_floating_point() and rms > 0):
+            continue  # the scale-aware error judges declared tolerances (the defaults are ours)
+        allowed_rms = RMS_SHARE * max(tol.rtol, tol.atol / rms)
+        rms_used = max(rms_used, rel_rms / allowed_rms)
+        if rel_rms > allowed_rms:
+            return Check(False, f"{name}: relative RMS error {rel_rms:.3g} is above "
+                                f"{allowed_rms:.3g}, half the tolerance at this output's scale "
+                                f"(rtol={tol.rtol:g}, atol={tol.atol:g}, RMS {rms:.3g}): the "
+                                f"answer is off everywhere, not in a few elements",
+                         max_abs, max_rel, worst_used, worst_rms, rms_used)
+    return Check(True, "match", worst_abs, worst_rel, worst_used, worst_rms, rms_used)
 
 
 # Elements compared at a time: float64 temporaries of 128 MiB each, whatever the output's size.

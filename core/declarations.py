@@ -1,0 +1,107 @@
+"""What a variant declares about itself, and the rule that the stored entry pins it.
+
+A variant may declare things that change how it is judged: its goal, a known negative
+result, host-bound work, a teaching example, a timing mode, stateful or in-place calls, a
+precision change and its tolerance, a simulation. `--update-expectations` stores them in the
+variant's entry (`"declarations"`), and a later run whose declarations differ fails the gate
+("rules changed") until someone stores them again on purpose: a rule change is then a
+reviewable diff of `expectations_*.json`, never a line in the optimized file alone.
+
+    python -m core.declarations --migrate   # one-off: add today's declarations to stored
+                                            # entries that lack them (reads the pair files)
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from core.benchmark import option
+
+
+@dataclass(frozen=True)
+class Declarations:
+    """One variant's declarations, resolved: the variant's own, else its baseline's."""
+
+    goal: str = "speed"
+    negative_result: str = ""
+    cpu_bound: str = ""
+    teaching: bool = False
+    timing_mode: str = "hot"
+    stateful: bool = False
+    inplace: bool = False
+    tolerance: tuple[float, float] | None = None  # (rtol, atol); None: the default by dtype
+    precision: str = ""
+    simulated: str = ""
+
+    @classmethod
+    def of(cls, baseline: object, variant: object) -> Declarations:
+        def either(name: str, default: Any) -> Any:
+            return option(variant, name, None) or option(baseline, name, None) or default
+        tol = either("tolerance", None)
+        if tol is not None and not isinstance(tol, (tuple, list)):
+            tol = (tol.rtol, tol.atol)  # a core.benchmark.Tolerance
+        return cls(goal=option(variant, "goal", "speed"),
+                   negative_result=option(variant, "negative_result", ""),
+                   cpu_bound=either("cpu_bound", ""), teaching=bool(either("teaching", False)),
+                   timing_mode=either("timing_mode", "hot"), stateful=bool(either("stateful", False)),
+                   inplace=bool(either("inplace", False)),
+                   tolerance=(float(tol[0]), float(tol[1])) if tol is not None else None,
+                   precision=option(variant, "precision", ""), simulated=either("simulated", ""))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The declarations that differ from the defaults (what an entry stores)."""
+        default = Declarations()
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()
+                if v != getattr(default, k)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Declarations:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        if values.get("tolerance") is not None:
+            values["tolerance"] = tuple(float(x) for x in values["tolerance"])
+        return cls(**values)
+
+    def differences(self, stored: Declarations) -> list[str]:
+        """'negative_result: stored "", now "why"' for each declaration that changed."""
+        return [f"{f.name}: stored {getattr(stored, f.name)!r}, now {getattr(self, f.name)!r}"
+                for f in fields(self) if getattr(self, f.name) != getattr(stored, f.name)]
+
+
+def migrate(root: Any = None) -> list[str]:
+    """Add `declarations` to every stored entry that lacks them, read from today's pair files
+    (no re-measurement). Returns the files changed."""
+    import importlib
+    import json
+    from pathlib import Path
+
+    from core import REPO_ROOT, atomic
+    from core.discovery import discover
+
+    changed = []
+    for chapter in discover(Path(root or REPO_ROOT)):
+        variants = {}
+        for pair in chapter.pairs:
+            base = importlib.import_module(f"{chapter.name}.{pair.baseline.stem}").get_benchmark()
+            for ex in pair.examples:
+                bench = importlib.import_module(f"{chapter.name}.{ex.optimized.stem}").get_benchmark()
+                variants[ex.name] = Declarations.of(base, bench).to_dict()
+        for path in sorted(chapter.path.glob("expectations_*.json")):
+            data = json.loads(path.read_text())
+            touched = False
+            for name, entry in data.get("examples", {}).items():
+                if "declarations" not in entry and name in variants:
+                    entry["declarations"] = variants[name]
+                    touched = True
+            if touched:
+                atomic.write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+                changed.append(f"{chapter.name}/{path.name}")
+    return changed
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--migrate"]:
+        sys.exit("usage: python -m core.declarations --migrate")
+    for line in migrate():
+        print(f"migrated {line}")
