@@ -18,4 +18,5 @@ class PerMatrixGemm(GemmBenchmark):
 get_benchmark = PerMatrixGemm
 
 if __name__ == "__main__":
-    PerMatrixGemm.main()
+    from core.single import main
+    main(PerMatrixGemm)

@@ -30,4 +30,5 @@ class Fp32Step(TrainingStep):
 get_benchmark = Fp32Step
 
 if __name__ == "__main__":
-    Fp32Step.main()
+    from core.single import main
+    main(Fp32Step)

@@ -37,4 +37,5 @@ class BatchedGemm(GemmBenchmark):
 get_benchmark = BatchedGemm
 
 if __name__ == "__main__":
-    BatchedGemm.main()
+    from core.single import main
+    main(BatchedGemm)

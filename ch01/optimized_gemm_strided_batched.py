@@ -19,4 +19,5 @@ class StridedBatchedGemm(GemmBenchmark):
 get_benchmark = StridedBatchedGemm
 
 if __name__ == "__main__":
-    StridedBatchedGemm.main()
+    from core.single import main
+    main(StridedBatchedGemm)

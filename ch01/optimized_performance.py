@@ -39,4 +39,5 @@ class Bf16FusedStep(TrainingStep):
 get_benchmark = Bf16FusedStep
 
 if __name__ == "__main__":
-    Bf16FusedStep.main()
+    from core.single import main
+    main(Bf16FusedStep)

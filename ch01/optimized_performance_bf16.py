@@ -36,4 +36,5 @@ class Bf16Step(TrainingStep):
 get_benchmark = Bf16Step
 
 if __name__ == "__main__":
-    Bf16Step.main()
+    from core.single import main
+    main(Bf16Step)

@@ -42,4 +42,5 @@ class Tf32Step(TrainingStep):
 get_benchmark = Tf32Step
 
 if __name__ == "__main__":
-    Tf32Step.main()
+    from core.single import main
+    main(Tf32Step)

@@ -19,4 +19,5 @@ class Fp32Cublas(CublasBench):
 get_benchmark = Fp32Cublas
 
 if __name__ == "__main__":
-    Fp32Cublas.main()
+    from core.single import main
+    main(Fp32Cublas)

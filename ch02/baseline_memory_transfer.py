@@ -24,4 +24,5 @@ class PageableTransfer(TransferBench):
 get_benchmark = PageableTransfer
 
 if __name__ == "__main__":
-    PageableTransfer.main()
+    from core.single import main
+    main(PageableTransfer)

@@ -39,4 +39,5 @@ class ThroughHost(PeerTransfer):
 get_benchmark = ThroughHost
 
 if __name__ == "__main__":
-    ThroughHost.main()
+    from core.single import main
+    main(ThroughHost)

@@ -24,4 +24,5 @@ class CopyThenKernel(ZeroCopyBench):
 get_benchmark = CopyThenKernel
 
 if __name__ == "__main__":
-    CopyThenKernel.main()
+    from core.single import main
+    main(CopyThenKernel)

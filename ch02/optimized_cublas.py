@@ -26,4 +26,5 @@ class Tf32Cublas(CublasBench):
 get_benchmark = Tf32Cublas
 
 if __name__ == "__main__":
-    Tf32Cublas.main()
+    from core.single import main
+    main(Tf32Cublas)

@@ -28,4 +28,5 @@ class Bf16Cublas(CublasBench):
 get_benchmark = Bf16Cublas
 
 if __name__ == "__main__":
-    Bf16Cublas.main()
+    from core.single import main
+    main(Bf16Cublas)

@@ -42,4 +42,5 @@ class PinnedChunkedTransfer(TransferBench):
 get_benchmark = PinnedChunkedTransfer
 
 if __name__ == "__main__":
-    PinnedChunkedTransfer.main()
+    from core.single import main
+    main(PinnedChunkedTransfer)

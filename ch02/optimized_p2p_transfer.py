@@ -14,4 +14,5 @@ class PeerCopy(PeerTransfer):
 get_benchmark = PeerCopy
 
 if __name__ == "__main__":
-    PeerCopy.main()
+    from core.single import main
+    main(PeerCopy)

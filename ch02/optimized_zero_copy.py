@@ -22,4 +22,5 @@ class ZeroCopyKernel(ZeroCopyBench):
 get_benchmark = ZeroCopyKernel
 
 if __name__ == "__main__":
-    ZeroCopyKernel.main()
+    from core.single import main
+    main(ZeroCopyKernel)

@@ -18,4 +18,5 @@ class DefaultIntraOpThreads(NormalizeFeeder):
 get_benchmark = DefaultIntraOpThreads
 
 if __name__ == "__main__":
-    DefaultIntraOpThreads.main()
+    from core.single import main
+    main(DefaultIntraOpThreads)

@@ -17,4 +17,5 @@ class AnyNode(CropFeeder):
 get_benchmark = AnyNode
 
 if __name__ == "__main__":
-    AnyNode.main()
+    from core.single import main
+    main(AnyNode)

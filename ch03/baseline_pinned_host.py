@@ -20,4 +20,5 @@ class PinEveryBatch(FeederStep):
 get_benchmark = PinEveryBatch
 
 if __name__ == "__main__":
-    PinEveryBatch.main()
+    from core.single import main
+    main(PinEveryBatch)

@@ -17,4 +17,5 @@ class CoresSharedOut(NormalizeFeeder):
 get_benchmark = CoresSharedOut
 
 if __name__ == "__main__":
-    CoresSharedOut.main()
+    from core.single import main
+    main(CoresSharedOut)

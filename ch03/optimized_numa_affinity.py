@@ -18,4 +18,5 @@ class GpuLocalNode(CropFeeder):
 get_benchmark = GpuLocalNode
 
 if __name__ == "__main__":
-    GpuLocalNode.main()
+    from core.single import main
+    main(GpuLocalNode)

@@ -25,4 +25,5 @@ class CollateIntoPinnedRing(FeederStep):
 get_benchmark = CollateIntoPinnedRing
 
 if __name__ == "__main__":
-    CollateIntoPinnedRing.main()
+    from core.single import main
+    main(CollateIntoPinnedRing)

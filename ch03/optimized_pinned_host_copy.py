@@ -31,4 +31,5 @@ class CopyIntoPinnedRing(FeederStep):
 get_benchmark = CopyIntoPinnedRing
 
 if __name__ == "__main__":
-    CopyIntoPinnedRing.main()
+    from core.single import main
+    main(CopyIntoPinnedRing)

@@ -40,4 +40,5 @@ class SingleProcessDataParallel(DataParallelStep):
 get_benchmark = SingleProcessDataParallel
 
 if __name__ == "__main__":
-    SingleProcessDataParallel.main()
+    from core.single import main
+    main(SingleProcessDataParallel)

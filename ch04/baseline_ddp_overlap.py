@@ -29,4 +29,5 @@ class AllReduceAfterBackward(DataParallelStep):
 get_benchmark = AllReduceAfterBackward
 
 if __name__ == "__main__":
-    AllReduceAfterBackward.main()
+    from core.single import main
+    main(AllReduceAfterBackward)

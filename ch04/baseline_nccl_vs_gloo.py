@@ -22,4 +22,5 @@ class GlooAllReduce(AllReduceSum):
 get_benchmark = GlooAllReduce
 
 if __name__ == "__main__":
-    GlooAllReduce.main()
+    from core.single import main
+    main(GlooAllReduce)

@@ -16,4 +16,5 @@ class GPipe(PipelineStep):
 get_benchmark = GPipe
 
 if __name__ == "__main__":
-    GPipe.main()
+    from core.single import main
+    main(GPipe)

@@ -20,4 +20,5 @@ class CommunicatorPerStep(AllReduceSum):
 get_benchmark = CommunicatorPerStep
 
 if __name__ == "__main__":
-    CommunicatorPerStep.main()
+    from core.single import main
+    main(CommunicatorPerStep)

@@ -14,4 +14,5 @@ class NcclDecodeAllReduce(DecodeAllReduce):
 get_benchmark = NcclDecodeAllReduce
 
 if __name__ == "__main__":
-    NcclDecodeAllReduce.main()
+    from core.single import main
+    main(NcclDecodeAllReduce)

@@ -26,4 +26,5 @@ class GatherWeights(TensorParallelMlp):
 get_benchmark = GatherWeights
 
 if __name__ == "__main__":
-    GatherWeights.main()
+    from core.single import main
+    main(GatherWeights)

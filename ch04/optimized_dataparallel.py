@@ -9,4 +9,5 @@ from ch04.optimized_ddp_overlap import OverlappedDdp
 get_benchmark = OverlappedDdp
 
 if __name__ == "__main__":
-    OverlappedDdp.main()
+    from core.single import main
+    main(OverlappedDdp)

@@ -23,4 +23,5 @@ class OverlappedDdp(DataParallelStep):
 get_benchmark = OverlappedDdp
 
 if __name__ == "__main__":
-    OverlappedDdp.main()
+    from core.single import main
+    main(OverlappedDdp)

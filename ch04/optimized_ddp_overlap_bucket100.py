@@ -11,4 +11,5 @@ class BigBuckets(OverlappedDdp):
 get_benchmark = BigBuckets
 
 if __name__ == "__main__":
-    BigBuckets.main()
+    from core.single import main
+    main(BigBuckets)

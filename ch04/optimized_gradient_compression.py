@@ -31,4 +31,5 @@ class Bf16Gradients(OverlappedDdp):
 get_benchmark = Bf16Gradients
 
 if __name__ == "__main__":
-    Bf16Gradients.main()
+    from core.single import main
+    main(Bf16Gradients)

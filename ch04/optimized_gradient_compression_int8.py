@@ -56,4 +56,5 @@ class Int8Gradients(Bf16Gradients):
 get_benchmark = Int8Gradients
 
 if __name__ == "__main__":
-    Int8Gradients.main()
+    from core.single import main
+    main(Int8Gradients)

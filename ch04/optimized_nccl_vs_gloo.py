@@ -17,4 +17,5 @@ class NcclAllReduce(AllReduceSum):
 get_benchmark = NcclAllReduce
 
 if __name__ == "__main__":
-    NcclAllReduce.main()
+    from core.single import main
+    main(NcclAllReduce)

@@ -20,4 +20,5 @@ class OneForwardOneBackward(PipelineStep):
 get_benchmark = OneForwardOneBackward
 
 if __name__ == "__main__":
-    OneForwardOneBackward.main()
+    from core.single import main
+    main(OneForwardOneBackward)

@@ -23,4 +23,5 @@ class Interleaved(PipelineStep):
 get_benchmark = Interleaved
 
 if __name__ == "__main__":
-    Interleaved.main()
+    from core.single import main
+    main(Interleaved)

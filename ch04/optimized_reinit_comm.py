@@ -17,4 +17,5 @@ class CommunicatorOnce(AllReduceSum):
 get_benchmark = CommunicatorOnce
 
 if __name__ == "__main__":
-    CommunicatorOnce.main()
+    from core.single import main
+    main(CommunicatorOnce)

@@ -31,4 +31,5 @@ class OneShotSymmetric(DecodeAllReduce):
 get_benchmark = OneShotSymmetric
 
 if __name__ == "__main__":
-    OneShotSymmetric.main()
+    from core.single import main
+    main(OneShotSymmetric)

@@ -25,4 +25,5 @@ class ColumnThenRow(TensorParallelMlp):
 get_benchmark = ColumnThenRow
 
 if __name__ == "__main__":
-    ColumnThenRow.main()
+    from core.single import main
+    main(ColumnThenRow)

@@ -36,4 +36,5 @@ class AsyncTensorParallel(ColumnThenRow):
 get_benchmark = AsyncTensorParallel
 
 if __name__ == "__main__":
-    AsyncTensorParallel.main()
+    from core.single import main
+    main(AsyncTensorParallel)

@@ -19,4 +19,5 @@ class InProcessLoader(LoaderPipeline):
 get_benchmark = InProcessLoader
 
 if __name__ == "__main__":
-    InProcessLoader.main()
+    from core.single import main
+    main(InProcessLoader)

@@ -41,4 +41,5 @@ class BounceThroughHost(FileToGpu):
 get_benchmark = BounceThroughHost
 
 if __name__ == "__main__":
-    BounceThroughHost.main()
+    from core.single import main
+    main(BounceThroughHost)

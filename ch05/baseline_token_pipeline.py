@@ -27,4 +27,5 @@ class SerialPipeline(TokenPipeline):
 get_benchmark = SerialPipeline
 
 if __name__ == "__main__":
-    SerialPipeline.main()
+    from core.single import main
+    main(SerialPipeline)

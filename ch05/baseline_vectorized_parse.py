@@ -22,4 +22,5 @@ class StructUnpack(ParseRecords):
 get_benchmark = StructUnpack
 
 if __name__ == "__main__":
-    StructUnpack.main()
+    from core.single import main
+    main(StructUnpack)

@@ -35,4 +35,5 @@ class WorkerLoader(LoaderPipeline):
 get_benchmark = WorkerLoader
 
 if __name__ == "__main__":
-    WorkerLoader.main()
+    from core.single import main
+    main(WorkerLoader)

@@ -17,4 +17,5 @@ class Uint8WorkerLoader(WorkerLoader):
 get_benchmark = Uint8WorkerLoader
 
 if __name__ == "__main__":
-    Uint8WorkerLoader.main()
+    from core.single import main
+    main(Uint8WorkerLoader)

@@ -85,4 +85,5 @@ class CuFileRead(FileToGpu):
 get_benchmark = CuFileRead
 
 if __name__ == "__main__":
-    CuFileRead.main()
+    from core.single import main
+    main(CuFileRead)

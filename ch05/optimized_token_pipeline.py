@@ -100,4 +100,5 @@ class PrefetchedPipeline(TokenPipeline):
 get_benchmark = PrefetchedPipeline
 
 if __name__ == "__main__":
-    PrefetchedPipeline.main()
+    from core.single import main
+    main(PrefetchedPipeline)

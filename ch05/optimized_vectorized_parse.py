@@ -23,4 +23,5 @@ class StructuredDtype(ParseRecords):
 get_benchmark = StructuredDtype
 
 if __name__ == "__main__":
-    StructuredDtype.main()
+    from core.single import main
+    main(StructuredDtype)

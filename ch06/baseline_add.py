@@ -16,4 +16,5 @@ class SerialAdd(AddBench):
 get_benchmark = SerialAdd
 
 if __name__ == "__main__":
-    SerialAdd.main()
+    from core.single import main
+    main(SerialAdd)

@@ -14,4 +14,5 @@ class ScalarAdd(AddBench):
 get_benchmark = ScalarAdd
 
 if __name__ == "__main__":
-    ScalarAdd.main()
+    from core.single import main
+    main(ScalarAdd)

@@ -16,4 +16,5 @@ class OneConfigSoftmax(SoftmaxMixBench):
 get_benchmark = OneConfigSoftmax
 
 if __name__ == "__main__":
-    OneConfigSoftmax.main()
+    from core.single import main
+    main(OneConfigSoftmax)

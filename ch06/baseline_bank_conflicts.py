@@ -14,4 +14,5 @@ class PlainTileScores(ScoresBench):
 get_benchmark = PlainTileScores
 
 if __name__ == "__main__":
-    PlainTileScores.main()
+    from core.single import main
+    main(PlainTileScores)

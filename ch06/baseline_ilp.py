@@ -13,4 +13,5 @@ class OneChainHorner(PolynomialBench):
 get_benchmark = OneChainHorner
 
 if __name__ == "__main__":
-    OneChainHorner.main()
+    from core.single import main
+    main(OneChainHorner)

@@ -13,4 +13,5 @@ class UnboundedProjection(ProjectBench):
 get_benchmark = UnboundedProjection
 
 if __name__ == "__main__":
-    UnboundedProjection.main()
+    from core.single import main
+    main(UnboundedProjection)

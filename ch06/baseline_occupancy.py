@@ -17,4 +17,5 @@ class WarpBlockSoftmax(SoftmaxBench):
 get_benchmark = WarpBlockSoftmax
 
 if __name__ == "__main__":
-    WarpBlockSoftmax.main()
+    from core.single import main
+    main(WarpBlockSoftmax)

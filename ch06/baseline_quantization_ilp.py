@@ -18,4 +18,5 @@ class OneAccumulatorGemv(Int8GemvBench):
 get_benchmark = OneAccumulatorGemv
 
 if __name__ == "__main__":
-    OneAccumulatorGemv.main()
+    from core.single import main
+    main(OneAccumulatorGemv)

@@ -13,4 +13,5 @@ class ParityBranch(ActivationBench):
 get_benchmark = ParityBranch
 
 if __name__ == "__main__":
-    ParityBranch.main()
+    from core.single import main
+    main(ParityBranch)

@@ -16,4 +16,5 @@ class PerThreadAdd(AddBench):
 get_benchmark = PerThreadAdd
 
 if __name__ == "__main__":
-    PerThreadAdd.main()
+    from core.single import main
+    main(PerThreadAdd)

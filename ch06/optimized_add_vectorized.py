@@ -18,4 +18,5 @@ class Float4Add(AddBench):
 get_benchmark = Float4Add
 
 if __name__ == "__main__":
-    Float4Add.main()
+    from core.single import main
+    main(Float4Add)

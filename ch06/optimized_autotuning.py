@@ -15,4 +15,5 @@ class PerShapeConfigSoftmax(SoftmaxMixBench):
 get_benchmark = PerShapeConfigSoftmax
 
 if __name__ == "__main__":
-    PerShapeConfigSoftmax.main()
+    from core.single import main
+    main(PerShapeConfigSoftmax)

@@ -14,4 +14,5 @@ class PaddedTileScores(ScoresBench):
 get_benchmark = PaddedTileScores
 
 if __name__ == "__main__":
-    PaddedTileScores.main()
+    from core.single import main
+    main(PaddedTileScores)

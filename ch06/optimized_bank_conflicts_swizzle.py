@@ -14,4 +14,5 @@ class SwizzledTileScores(ScoresBench):
 get_benchmark = SwizzledTileScores
 
 if __name__ == "__main__":
-    SwizzledTileScores.main()
+    from core.single import main
+    main(SwizzledTileScores)

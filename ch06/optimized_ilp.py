@@ -13,4 +13,5 @@ class FourChainHorner(PolynomialBench):
 get_benchmark = FourChainHorner
 
 if __name__ == "__main__":
-    FourChainHorner.main()
+    from core.single import main
+    main(FourChainHorner)

@@ -13,4 +13,5 @@ class BoundedProjection(ProjectBench):
 get_benchmark = BoundedProjection
 
 if __name__ == "__main__":
-    BoundedProjection.main()
+    from core.single import main
+    main(BoundedProjection)

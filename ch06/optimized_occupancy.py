@@ -13,4 +13,5 @@ class OccupancyApiSoftmax(SoftmaxBench):
 get_benchmark = OccupancyApiSoftmax
 
 if __name__ == "__main__":
-    OccupancyApiSoftmax.main()
+    from core.single import main
+    main(OccupancyApiSoftmax)

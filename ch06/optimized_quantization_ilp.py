@@ -24,4 +24,5 @@ class FourAccumulatorGemv(Int8GemvBench):
 get_benchmark = FourAccumulatorGemv
 
 if __name__ == "__main__":
-    FourAccumulatorGemv.main()
+    from core.single import main
+    main(FourAccumulatorGemv)

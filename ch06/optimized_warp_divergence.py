@@ -13,4 +13,5 @@ class PairPerThread(ActivationBench):
 get_benchmark = PairPerThread
 
 if __name__ == "__main__":
-    PairPerThread.main()
+    from core.single import main
+    main(PairPerThread)

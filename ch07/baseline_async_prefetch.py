@@ -13,4 +13,5 @@ class LoadThenCompute(FilterBench):
 get_benchmark = LoadThenCompute
 
 if __name__ == "__main__":
-    LoadThenCompute.main()
+    from core.single import main
+    main(LoadThenCompute)

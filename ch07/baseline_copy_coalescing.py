@@ -19,4 +19,5 @@ class ColumnWalkCopy(CopyBench):
 get_benchmark = ColumnWalkCopy
 
 if __name__ == "__main__":
-    ColumnWalkCopy.main()
+    from core.single import main
+    main(ColumnWalkCopy)

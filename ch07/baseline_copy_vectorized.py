@@ -13,4 +13,5 @@ class ScalarCopy(CopyBench):
 get_benchmark = ScalarCopy
 
 if __name__ == "__main__":
-    ScalarCopy.main()
+    from core.single import main
+    main(ScalarCopy)

@@ -13,4 +13,5 @@ class ScalarGather(LookupBench):
 get_benchmark = ScalarGather
 
 if __name__ == "__main__":
-    ScalarGather.main()
+    from core.single import main
+    main(ScalarGather)

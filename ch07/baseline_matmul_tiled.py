@@ -14,4 +14,5 @@ class NaiveMatmul(MatmulBench):
 get_benchmark = NaiveMatmul
 
 if __name__ == "__main__":
-    NaiveMatmul.main()
+    from core.single import main
+    main(NaiveMatmul)

@@ -13,4 +13,5 @@ class ThreadStagedCopy(StagedCopyBench):
 get_benchmark = ThreadStagedCopy
 
 if __name__ == "__main__":
-    ThreadStagedCopy.main()
+    from core.single import main
+    main(ThreadStagedCopy)

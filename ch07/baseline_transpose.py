@@ -13,4 +13,5 @@ class NaiveTranspose(TransposeBench):
 get_benchmark = NaiveTranspose
 
 if __name__ == "__main__":
-    NaiveTranspose.main()
+    from core.single import main
+    main(NaiveTranspose)

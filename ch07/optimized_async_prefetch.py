@@ -14,4 +14,5 @@ class DoubleBuffered(FilterBench):
 get_benchmark = DoubleBuffered
 
 if __name__ == "__main__":
-    DoubleBuffered.main()
+    from core.single import main
+    main(DoubleBuffered)

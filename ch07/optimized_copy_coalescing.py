@@ -13,4 +13,5 @@ class CoalescedCopy(CopyBench):
 get_benchmark = CoalescedCopy
 
 if __name__ == "__main__":
-    CoalescedCopy.main()
+    from core.single import main
+    main(CoalescedCopy)

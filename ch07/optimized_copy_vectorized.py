@@ -17,4 +17,5 @@ class Float4Copy(CopyBench):
 get_benchmark = Float4Copy
 
 if __name__ == "__main__":
-    Float4Copy.main()
+    from core.single import main
+    main(Float4Copy)

@@ -17,4 +17,5 @@ class Float2Copy(CopyBench):
 get_benchmark = Float2Copy
 
 if __name__ == "__main__":
-    Float2Copy.main()
+    from core.single import main
+    main(Float2Copy)

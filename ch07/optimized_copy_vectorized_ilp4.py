@@ -18,4 +18,5 @@ class ScalarIlp4Copy(CopyBench):
 get_benchmark = ScalarIlp4Copy
 
 if __name__ == "__main__":
-    ScalarIlp4Copy.main()
+    from core.single import main
+    main(ScalarIlp4Copy)

@@ -13,4 +13,5 @@ class ReadOnlyRowGather(LookupBench):
 get_benchmark = ReadOnlyRowGather
 
 if __name__ == "__main__":
-    ReadOnlyRowGather.main()
+    from core.single import main
+    main(ReadOnlyRowGather)

@@ -14,4 +14,5 @@ class TiledMatmul(MatmulBench):
 get_benchmark = TiledMatmul
 
 if __name__ == "__main__":
-    TiledMatmul.main()
+    from core.single import main
+    main(TiledMatmul)

@@ -20,4 +20,5 @@ class TmaStagedCopy(StagedCopyBench):
 get_benchmark = TmaStagedCopy
 
 if __name__ == "__main__":
-    TmaStagedCopy.main()
+    from core.single import main
+    main(TmaStagedCopy)

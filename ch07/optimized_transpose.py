@@ -13,4 +13,5 @@ class TiledTranspose(TransposeBench):
 get_benchmark = TiledTranspose
 
 if __name__ == "__main__":
-    TiledTranspose.main()
+    from core.single import main
+    main(TiledTranspose)

@@ -14,4 +14,5 @@ class ScalarTriad(TriadBench):
 get_benchmark = ScalarTriad
 
 if __name__ == "__main__":
-    ScalarTriad.main()
+    from core.single import main
+    main(ScalarTriad)

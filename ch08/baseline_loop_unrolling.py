@@ -17,4 +17,5 @@ class OneChain(PolyBench):
 get_benchmark = OneChain
 
 if __name__ == "__main__":
-    OneChain.main()
+    from core.single import main
+    main(OneChain)

@@ -17,4 +17,5 @@ class Block512Scan(ScanBench):
 get_benchmark = Block512Scan
 
 if __name__ == "__main__":
-    Block512Scan.main()
+    from core.single import main
+    main(Block512Scan)

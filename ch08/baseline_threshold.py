@@ -16,4 +16,5 @@ class BranchyThreshold(ThresholdBench):
 get_benchmark = BranchyThreshold
 
 if __name__ == "__main__":
-    BranchyThreshold.main()
+    from core.single import main
+    main(BranchyThreshold)

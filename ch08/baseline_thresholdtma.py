@@ -18,4 +18,5 @@ class LoadThenCompute(ThresholdBench):
 get_benchmark = LoadThenCompute
 
 if __name__ == "__main__":
-    LoadThenCompute.main()
+    from core.single import main
+    main(LoadThenCompute)

@@ -18,4 +18,5 @@ class Float4Triad(TriadBench):
 get_benchmark = Float4Triad
 
 if __name__ == "__main__":
-    Float4Triad.main()
+    from core.single import main
+    main(Float4Triad)

@@ -17,4 +17,5 @@ class FourChains(PolyBench):
 get_benchmark = FourChains
 
 if __name__ == "__main__":
-    FourChains.main()
+    from core.single import main
+    main(FourChains)

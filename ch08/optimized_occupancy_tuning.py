@@ -17,4 +17,5 @@ class Block256Scan(ScanBench):
 get_benchmark = Block256Scan
 
 if __name__ == "__main__":
-    Block256Scan.main()
+    from core.single import main
+    main(Block256Scan)

@@ -16,4 +16,5 @@ class SelectThreshold(ThresholdBench):
 get_benchmark = SelectThreshold
 
 if __name__ == "__main__":
-    SelectThreshold.main()
+    from core.single import main
+    main(SelectThreshold)

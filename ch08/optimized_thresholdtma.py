@@ -25,4 +25,5 @@ class PrefetchingThreshold(PipelinedThresholdBench):  # kernel = PIPELINED (the 
 get_benchmark = PrefetchingThreshold
 
 if __name__ == "__main__":
-    PrefetchingThreshold.main()
+    from core.single import main
+    main(PrefetchingThreshold)

@@ -21,4 +21,5 @@ class GridStrideThreshold(PipelinedThresholdBench):
 get_benchmark = GridStrideThreshold
 
 if __name__ == "__main__":
-    GridStrideThreshold.main()
+    from core.single import main
+    main(GridStrideThreshold)

@@ -62,6 +62,7 @@ def quantize_e4m3(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 class ScaledMmBench(Fp8GemmBench):
     """torch._scaled_mm on per-tensor-scaled e4m3 copies of A (per call) and B (once)."""
+    precision = "e4m3 operands, per-tensor scales"  # declared: its workload() counts the narrower bytes
 
     fast_accum = False
     tolerance = FP8_TOLERANCE

@@ -26,4 +26,5 @@ class Fp32Matmul(ComputeBoundBench):
 get_benchmark = Fp32Matmul
 
 if __name__ == "__main__":
-    Fp32Matmul.main()
+    from core.single import main
+    main(Fp32Matmul)

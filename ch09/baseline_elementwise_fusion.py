@@ -19,4 +19,5 @@ class EagerEpilogue(ElementwiseBench):
 get_benchmark = EagerEpilogue
 
 if __name__ == "__main__":
-    EagerEpilogue.main()
+    from core.single import main
+    main(EagerEpilogue)

@@ -17,4 +17,5 @@ class Bf16Gemm(Fp8GemmBench):
 get_benchmark = Bf16Gemm
 
 if __name__ == "__main__":
-    Bf16Gemm.main()
+    from core.single import main
+    main(Bf16Gemm)

@@ -21,4 +21,5 @@ class TorchNormalize(L2NormBench):
 get_benchmark = TorchNormalize
 
 if __name__ == "__main__":
-    TorchNormalize.main()
+    from core.single import main
+    main(TorchNormalize)

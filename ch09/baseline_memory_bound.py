@@ -27,4 +27,5 @@ class Fp32Gemv(MemoryBoundBench):
 get_benchmark = Fp32Gemv
 
 if __name__ == "__main__":
-    Fp32Gemv.main()
+    from core.single import main
+    main(Fp32Gemv)

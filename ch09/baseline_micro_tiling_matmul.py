@@ -19,4 +19,5 @@ class TiledMatmul(MicroTilingBench):
 get_benchmark = TiledMatmul
 
 if __name__ == "__main__":
-    TiledMatmul.main()
+    from core.single import main
+    main(TiledMatmul)

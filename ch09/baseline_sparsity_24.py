@@ -18,4 +18,5 @@ class DenseMatmul(Sparsity24Bench):
 get_benchmark = DenseMatmul
 
 if __name__ == "__main__":
-    DenseMatmul.main()
+    from core.single import main
+    main(DenseMatmul)

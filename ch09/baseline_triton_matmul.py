@@ -29,4 +29,5 @@ class NaiveTritonMatmul(MatmulBench):
 get_benchmark = NaiveTritonMatmul
 
 if __name__ == "__main__":
-    NaiveTritonMatmul.main()
+    from core.single import main
+    main(NaiveTritonMatmul)

@@ -28,6 +28,7 @@ def fp32_output_supported(device: str) -> bool:
 
 
 class Bf16Matmul(ComputeBoundBench):
+    precision = "bf16 inputs, fp32 accumulate"  # declared: its workload() counts the narrower bytes
     requires = Requirements(min_compute_capability=(8, 0))  # bf16 tensor cores
     tolerance = BF16_INPUT_TOLERANCE
 
@@ -50,4 +51,5 @@ class Bf16Matmul(ComputeBoundBench):
 get_benchmark = Bf16Matmul
 
 if __name__ == "__main__":
-    Bf16Matmul.main()
+    from core.single import main
+    main(Bf16Matmul)

@@ -20,6 +20,7 @@ from core.benchmark import Requirements, Workload
 
 
 class Tf32Matmul(ComputeBoundBench):
+    precision = "tf32 tensor-core math"  # declared: its workload() counts the narrower bytes
     requires = Requirements(min_compute_capability=(8, 0))  # TF32 tensor cores (Ampere+)
     tolerance = TF32_INPUT_TOLERANCE
 
@@ -35,4 +36,5 @@ class Tf32Matmul(ComputeBoundBench):
 get_benchmark = Tf32Matmul
 
 if __name__ == "__main__":
-    Tf32Matmul.main()
+    from core.single import main
+    main(Tf32Matmul)

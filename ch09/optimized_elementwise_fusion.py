@@ -30,4 +30,5 @@ class TritonEpilogue(ElementwiseBench):
 get_benchmark = TritonEpilogue
 
 if __name__ == "__main__":
-    TritonEpilogue.main()
+    from core.single import main
+    main(TritonEpilogue)

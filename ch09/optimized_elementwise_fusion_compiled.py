@@ -28,4 +28,5 @@ class CompiledEpilogue(ElementwiseBench):
 get_benchmark = CompiledEpilogue
 
 if __name__ == "__main__":
-    CompiledEpilogue.main()
+    from core.single import main
+    main(CompiledEpilogue)

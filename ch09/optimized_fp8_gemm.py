@@ -22,4 +22,5 @@ class Fp8Gemm(ScaledMmBench):
 get_benchmark = Fp8Gemm
 
 if __name__ == "__main__":
-    Fp8Gemm.main()
+    from core.single import main
+    main(Fp8Gemm)

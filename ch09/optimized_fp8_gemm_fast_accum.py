@@ -20,4 +20,5 @@ class Fp8GemmFastAccum(ScaledMmBench):
 get_benchmark = Fp8GemmFastAccum
 
 if __name__ == "__main__":
-    Fp8GemmFastAccum.main()
+    from core.single import main
+    main(Fp8GemmFastAccum)

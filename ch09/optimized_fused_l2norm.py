@@ -25,4 +25,5 @@ class FusedL2Norm(CudaPair, L2NormBench):  # CudaPair: builds and loads the .cu,
 get_benchmark = FusedL2Norm
 
 if __name__ == "__main__":
-    FusedL2Norm.main()
+    from core.single import main
+    main(FusedL2Norm)

@@ -18,6 +18,7 @@ from core.benchmark import Workload
 
 
 class Bf16Gemv(MemoryBoundBench):
+    precision = "bf16 weights and inputs"  # declared: its workload() counts the narrower bytes
     tolerance = BF16_WEIGHTS_TOLERANCE
 
     def prepare(self) -> None:
@@ -34,4 +35,5 @@ class Bf16Gemv(MemoryBoundBench):
 get_benchmark = Bf16Gemv
 
 if __name__ == "__main__":
-    Bf16Gemv.main()
+    from core.single import main
+    main(Bf16Gemv)

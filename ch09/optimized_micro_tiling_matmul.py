@@ -20,4 +20,5 @@ class MicroTiledMatmul(MicroTilingBench):
 get_benchmark = MicroTiledMatmul
 
 if __name__ == "__main__":
-    MicroTiledMatmul.main()
+    from core.single import main
+    main(MicroTiledMatmul)

@@ -30,4 +30,5 @@ class TunedTritonMatmul(MatmulBench):
 get_benchmark = TunedTritonMatmul
 
 if __name__ == "__main__":
-    TunedTritonMatmul.main()
+    from core.single import main
+    main(TunedTritonMatmul)

@@ -22,4 +22,5 @@ class CublasMatmul(MatmulBench):
 get_benchmark = CublasMatmul
 
 if __name__ == "__main__":
-    CublasMatmul.main()
+    from core.single import main
+    main(CublasMatmul)

@@ -17,4 +17,5 @@ class EagerAttention(AttentionBench):
 get_benchmark = EagerAttention
 
 if __name__ == "__main__":
-    EagerAttention.main()
+    from core.single import main
+    main(EagerAttention)

@@ -51,4 +51,5 @@ class ChunkedEagerAttention(LongContextAttentionBench):
 get_benchmark = ChunkedEagerAttention
 
 if __name__ == "__main__":
-    ChunkedEagerAttention.main()
+    from core.single import main
+    main(ChunkedEagerAttention)

@@ -12,4 +12,5 @@ class WeightsPerCta(SharedWeightsBench):
 get_benchmark = WeightsPerCta
 
 if __name__ == "__main__":
-    WeightsPerCta.main()
+    from core.single import main
+    main(WeightsPerCta)

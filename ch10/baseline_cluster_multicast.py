@@ -12,4 +12,5 @@ class BulkCopyPerCta(BulkWeightsBench):
 get_benchmark = BulkCopyPerCta
 
 if __name__ == "__main__":
-    BulkCopyPerCta.main()
+    from core.single import main
+    main(BulkCopyPerCta)

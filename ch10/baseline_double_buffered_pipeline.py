@@ -12,4 +12,5 @@ class SingleStage(ProjectionBench):
 get_benchmark = SingleStage
 
 if __name__ == "__main__":
-    SingleStage.main()
+    from core.single import main
+    main(SingleStage)

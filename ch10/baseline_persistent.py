@@ -12,4 +12,5 @@ class LaunchPerExpert(GroupedProjectionBench):
 get_benchmark = LaunchPerExpert
 
 if __name__ == "__main__":
-    LaunchPerExpert.main()
+    from core.single import main
+    main(LaunchPerExpert)

@@ -12,4 +12,5 @@ class LoadThenCompute(StencilBench):
 get_benchmark = LoadThenCompute
 
 if __name__ == "__main__":
-    LoadThenCompute.main()
+    from core.single import main
+    main(LoadThenCompute)

@@ -17,4 +17,5 @@ class FlashAttention(AttentionBench):
 get_benchmark = FlashAttention
 
 if __name__ == "__main__":
-    FlashAttention.main()
+    from core.single import main
+    main(FlashAttention)

@@ -26,4 +26,5 @@ class CudnnAttention(AttentionBench):
 get_benchmark = CudnnAttention
 
 if __name__ == "__main__":
-    CudnnAttention.main()
+    from core.single import main
+    main(CudnnAttention)

@@ -17,4 +17,5 @@ class FlashCausalAttention(LongContextAttentionBench):
 get_benchmark = FlashCausalAttention
 
 if __name__ == "__main__":
-    FlashCausalAttention.main()
+    from core.single import main
+    main(FlashCausalAttention)

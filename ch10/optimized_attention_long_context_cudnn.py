@@ -22,4 +22,5 @@ class CudnnCausalAttention(LongContextAttentionBench):
 get_benchmark = CudnnCausalAttention
 
 if __name__ == "__main__":
-    CudnnCausalAttention.main()
+    from core.single import main
+    main(CudnnCausalAttention)

@@ -9,4 +9,5 @@ class ClusterOfTwo(ClusterWeights):
 get_benchmark = ClusterOfTwo
 
 if __name__ == "__main__":
-    ClusterOfTwo.main()
+    from core.single import main
+    main(ClusterOfTwo)

@@ -9,4 +9,5 @@ class ClusterOfFour(ClusterWeights):
 get_benchmark = ClusterOfFour
 
 if __name__ == "__main__":
-    ClusterOfFour.main()
+    from core.single import main
+    main(ClusterOfFour)

@@ -9,4 +9,5 @@ class MulticastToTwo(MulticastWeights):
 get_benchmark = MulticastToTwo
 
 if __name__ == "__main__":
-    MulticastToTwo.main()
+    from core.single import main
+    main(MulticastToTwo)

@@ -9,4 +9,5 @@ class MulticastToFour(MulticastWeights):
 get_benchmark = MulticastToFour
 
 if __name__ == "__main__":
-    MulticastToFour.main()
+    from core.single import main
+    main(MulticastToFour)

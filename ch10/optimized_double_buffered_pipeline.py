@@ -13,4 +13,5 @@ class TwoStagePipeline(ProjectionBench):
 get_benchmark = TwoStagePipeline
 
 if __name__ == "__main__":
-    TwoStagePipeline.main()
+    from core.single import main
+    main(TwoStagePipeline)

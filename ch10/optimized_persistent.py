@@ -13,4 +13,5 @@ class PersistentTiles(GroupedProjectionBench):
 get_benchmark = PersistentTiles
 
 if __name__ == "__main__":
-    PersistentTiles.main()
+    from core.single import main
+    main(PersistentTiles)

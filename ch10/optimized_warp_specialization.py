@@ -13,4 +13,5 @@ class WarpSpecialized(StencilBench):
 get_benchmark = WarpSpecialized
 
 if __name__ == "__main__":
-    WarpSpecialized.main()
+    from core.single import main
+    main(WarpSpecialized)

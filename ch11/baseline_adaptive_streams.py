@@ -19,4 +19,5 @@ class FixedPlan(AdaptiveStreamsBench):
 get_benchmark = FixedPlan
 
 if __name__ == "__main__":
-    FixedPlan.main()
+    from core.single import main
+    main(FixedPlan)

@@ -18,4 +18,5 @@ class OneStream(ConcurrentKernelsBench):
 get_benchmark = OneStream
 
 if __name__ == "__main__":
-    OneStream.main()
+    from core.single import main
+    main(OneStream)

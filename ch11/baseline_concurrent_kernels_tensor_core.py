@@ -17,4 +17,5 @@ class Serialized(TensorCoreOverlapBench):
 get_benchmark = Serialized
 
 if __name__ == "__main__":
-    Serialized.main()
+    from core.single import main
+    main(Serialized)

@@ -21,4 +21,5 @@ class AllReduceThenCompute(DistributedStreamsBench):
 get_benchmark = AllReduceThenCompute
 
 if __name__ == "__main__":
-    AllReduceThenCompute.main()
+    from core.single import main
+    main(AllReduceThenCompute)

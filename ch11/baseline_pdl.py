@@ -14,4 +14,5 @@ class PlainLaunch(PdlBench):
 get_benchmark = PlainLaunch
 
 if __name__ == "__main__":
-    PlainLaunch.main()
+    from core.single import main
+    main(PlainLaunch)

@@ -20,4 +20,5 @@ class MallocPerTask(StreamOrderedBench):
 get_benchmark = MallocPerTask
 
 if __name__ == "__main__":
-    MallocPerTask.main()
+    from core.single import main
+    main(MallocPerTask)

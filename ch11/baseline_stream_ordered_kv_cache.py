@@ -28,4 +28,5 @@ class SyncPerSequence(KvCacheBench):
 get_benchmark = SyncPerSequence
 
 if __name__ == "__main__":
-    SyncPerSequence.main()
+    from core.single import main
+    main(SyncPerSequence)

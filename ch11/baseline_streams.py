@@ -24,4 +24,5 @@ class OneStream(StreamsBench):
 get_benchmark = OneStream
 
 if __name__ == "__main__":
-    OneStream.main()
+    from core.single import main
+    main(OneStream)

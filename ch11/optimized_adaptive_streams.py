@@ -60,4 +60,5 @@ class ProbedPlan(AdaptiveStreamsBench):
 get_benchmark = ProbedPlan
 
 if __name__ == "__main__":
-    ProbedPlan.main()
+    from core.single import main
+    main(ProbedPlan)

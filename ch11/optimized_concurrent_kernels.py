@@ -34,4 +34,5 @@ class FiveStreams(ConcurrentKernelsBench):
 get_benchmark = FiveStreams
 
 if __name__ == "__main__":
-    FiveStreams.main()
+    from core.single import main
+    main(FiveStreams)

@@ -35,4 +35,5 @@ class Overlapped(TensorCoreOverlapBench):
 get_benchmark = Overlapped
 
 if __name__ == "__main__":
-    Overlapped.main()
+    from core.single import main
+    main(Overlapped)

@@ -35,4 +35,5 @@ class OverlappedHighPriority(DistributedStreamsBench):
 get_benchmark = OverlappedHighPriority
 
 if __name__ == "__main__":
-    OverlappedHighPriority.main()
+    from core.single import main
+    main(OverlappedHighPriority)

@@ -18,4 +18,5 @@ class ProgrammaticLaunch(PdlBench):
 get_benchmark = ProgrammaticLaunch
 
 if __name__ == "__main__":
-    ProgrammaticLaunch.main()
+    from core.single import main
+    main(ProgrammaticLaunch)

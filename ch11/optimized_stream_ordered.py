@@ -35,4 +35,5 @@ class PoolPerTask(StreamOrderedBench):
 get_benchmark = PoolPerTask
 
 if __name__ == "__main__":
-    PoolPerTask.main()
+    from core.single import main
+    main(PoolPerTask)

@@ -39,4 +39,5 @@ class StreamPerSequence(KvCacheBench):
 get_benchmark = StreamPerSequence
 
 if __name__ == "__main__":
-    StreamPerSequence.main()
+    from core.single import main
+    main(StreamPerSequence)

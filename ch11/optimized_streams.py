@@ -56,4 +56,5 @@ class ThreeStreamPipeline(StreamsBench):
 get_benchmark = ThreeStreamPipeline
 
 if __name__ == "__main__":
-    ThreeStreamPipeline.main()
+    from core.single import main
+    main(ThreeStreamPipeline)

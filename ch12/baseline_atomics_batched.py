@@ -21,4 +21,5 @@ class GlobalAtomics(HistogramBench):
 get_benchmark = GlobalAtomics
 
 if __name__ == "__main__":
-    GlobalAtomics.main()
+    from core.single import main
+    main(GlobalAtomics)

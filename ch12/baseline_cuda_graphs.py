@@ -21,4 +21,5 @@ class EagerDecode(DecodeBench):
 get_benchmark = EagerDecode
 
 if __name__ == "__main__":
-    EagerDecode.main()
+    from core.single import main
+    main(EagerDecode)

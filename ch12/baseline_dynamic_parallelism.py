@@ -22,4 +22,5 @@ class HostLaunches(SegmentsBench):
 get_benchmark = HostLaunches
 
 if __name__ == "__main__":
-    HostLaunches.main()
+    from core.single import main
+    main(HostLaunches)

@@ -13,4 +13,5 @@ class EagerWideDecode(WideDecodeBench):
 get_benchmark = EagerWideDecode
 
 if __name__ == "__main__":
-    EagerWideDecode.main()
+    from core.single import main
+    main(EagerWideDecode)

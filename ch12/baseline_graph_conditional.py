@@ -26,4 +26,5 @@ class HostLoop(ConditionalBench):
 get_benchmark = HostLoop
 
 if __name__ == "__main__":
-    HostLoop.main()
+    from core.single import main
+    main(HostLoop)

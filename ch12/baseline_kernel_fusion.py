@@ -25,4 +25,5 @@ class ItemBetweenOps(FusionBench):
 get_benchmark = ItemBetweenOps
 
 if __name__ == "__main__":
-    ItemBetweenOps.main()
+    from core.single import main
+    main(ItemBetweenOps)

@@ -18,4 +18,5 @@ class RowPerWarp(RowSumsBench):
 get_benchmark = RowPerWarp
 
 if __name__ == "__main__":
-    RowPerWarp.main()
+    from core.single import main
+    main(RowPerWarp)

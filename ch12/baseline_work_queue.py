@@ -17,4 +17,5 @@ class OneThreadPerItem(WorkQueueBench):
 get_benchmark = OneThreadPerItem
 
 if __name__ == "__main__":
-    OneThreadPerItem.main()
+    from core.single import main
+    main(OneThreadPerItem)

@@ -25,4 +25,5 @@ class PrivatizedAtomics(HistogramBench):
 get_benchmark = PrivatizedAtomics
 
 if __name__ == "__main__":
-    PrivatizedAtomics.main()
+    from core.single import main
+    main(PrivatizedAtomics)

@@ -18,4 +18,5 @@ class WarpAggregatedAtomics(HistogramBench):
 get_benchmark = WarpAggregatedAtomics
 
 if __name__ == "__main__":
-    WarpAggregatedAtomics.main()
+    from core.single import main
+    main(WarpAggregatedAtomics)

@@ -10,4 +10,5 @@ from ch12._cuda_graphs_common import GraphReplay
 get_benchmark = GraphReplay
 
 if __name__ == "__main__":
-    GraphReplay.main()
+    from core.single import main
+    main(GraphReplay)

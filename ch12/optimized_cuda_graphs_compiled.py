@@ -39,4 +39,5 @@ class CompiledDecode(DecodeBench):
 get_benchmark = CompiledDecode
 
 if __name__ == "__main__":
-    CompiledDecode.main()
+    from core.single import main
+    main(CompiledDecode)

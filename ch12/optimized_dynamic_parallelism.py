@@ -23,4 +23,5 @@ class DeviceLaunches(SegmentsBench):
 get_benchmark = DeviceLaunches
 
 if __name__ == "__main__":
-    DeviceLaunches.main()
+    from core.single import main
+    main(DeviceLaunches)

@@ -18,4 +18,5 @@ class FlatGrid(SegmentsBench):
 get_benchmark = FlatGrid
 
 if __name__ == "__main__":
-    FlatGrid.main()
+    from core.single import main
+    main(FlatGrid)

@@ -15,4 +15,5 @@ class WideStepGraph(WideGraphReplay):
 get_benchmark = WideStepGraph
 
 if __name__ == "__main__":
-    WideStepGraph.main()
+    from core.single import main
+    main(WideStepGraph)

@@ -37,4 +37,5 @@ class ConditionalGraph(ConditionalBench):
 get_benchmark = ConditionalGraph
 
 if __name__ == "__main__":
-    ConditionalGraph.main()
+    from core.single import main
+    main(ConditionalGraph)

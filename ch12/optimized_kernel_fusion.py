@@ -34,4 +34,5 @@ class FusedGraph(FusionBench):
 get_benchmark = FusedGraph
 
 if __name__ == "__main__":
-    FusedGraph.main()
+    from core.single import main
+    main(FusedGraph)

@@ -20,4 +20,5 @@ class DeviceScale(FusionBench):
 get_benchmark = DeviceScale
 
 if __name__ == "__main__":
-    DeviceScale.main()
+    from core.single import main
+    main(DeviceScale)

@@ -19,4 +19,5 @@ class ValuesPerWarp(RowSumsBench):
 get_benchmark = ValuesPerWarp
 
 if __name__ == "__main__":
-    ValuesPerWarp.main()
+    from core.single import main
+    main(ValuesPerWarp)

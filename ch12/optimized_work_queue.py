@@ -31,4 +31,5 @@ class AtomicWorkQueue(WorkQueueBench):
 get_benchmark = AtomicWorkQueue
 
 if __name__ == "__main__":
-    AtomicWorkQueue.main()
+    from core.single import main
+    main(AtomicWorkQueue)

@@ -31,4 +31,5 @@ class AllGatherAttention(ShardedAttention):
 get_benchmark = AllGatherAttention
 
 if __name__ == "__main__":
-    AllGatherAttention.main()
+    from core.single import main
+    main(AllGatherAttention)

@@ -23,4 +23,5 @@ class DdpReplicas(DataParallelStep):
 get_benchmark = DdpReplicas
 
 if __name__ == "__main__":
-    DdpReplicas.main()
+    from core.single import main
+    main(DdpReplicas)

@@ -26,4 +26,5 @@ class CatCache(KvCacheDecode):
 get_benchmark = CatCache
 
 if __name__ == "__main__":
-    CatCache.main()
+    from core.single import main
+    main(CatCache)

@@ -34,4 +34,5 @@ class KeepActivations(TrainingStep):
 get_benchmark = KeepActivations
 
 if __name__ == "__main__":
-    KeepActivations.main()
+    from core.single import main
+    main(KeepActivations)

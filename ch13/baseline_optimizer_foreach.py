@@ -22,4 +22,5 @@ class PerParameterAdamW(AdamWStep):
 get_benchmark = PerParameterAdamW
 
 if __name__ == "__main__":
-    PerParameterAdamW.main()
+    from core.single import main
+    main(PerParameterAdamW)

@@ -15,4 +15,5 @@ class Bf16Mlp(MlpFwdBwd):
 get_benchmark = Bf16Mlp
 
 if __name__ == "__main__":
-    Bf16Mlp.main()
+    from core.single import main
+    main(Bf16Mlp)

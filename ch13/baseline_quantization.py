@@ -15,4 +15,5 @@ class Bf16DecodeLinear(LinearBench):
 get_benchmark = Bf16DecodeLinear
 
 if __name__ == "__main__":
-    Bf16DecodeLinear.main()
+    from core.single import main
+    main(Bf16DecodeLinear)

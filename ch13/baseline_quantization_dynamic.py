@@ -16,4 +16,5 @@ class Bf16PrefillLinear(LinearBench):
 get_benchmark = Bf16PrefillLinear
 
 if __name__ == "__main__":
-    Bf16PrefillLinear.main()
+    from core.single import main
+    main(Bf16PrefillLinear)

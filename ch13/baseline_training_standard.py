@@ -24,4 +24,5 @@ class EagerFp32Step(TrainingStep):
 get_benchmark = EagerFp32Step
 
 if __name__ == "__main__":
-    EagerFp32Step.main()
+    from core.single import main
+    main(EagerFp32Step)

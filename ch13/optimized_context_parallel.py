@@ -50,4 +50,5 @@ class RingAttention(ShardedAttention):
 get_benchmark = RingAttention
 
 if __name__ == "__main__":
-    RingAttention.main()
+    from core.single import main
+    main(RingAttention)

@@ -31,4 +31,5 @@ class Fsdp2Shards(DataParallelStep):
 get_benchmark = Fsdp2Shards
 
 if __name__ == "__main__":
-    Fsdp2Shards.main()
+    from core.single import main
+    main(Fsdp2Shards)

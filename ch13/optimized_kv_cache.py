@@ -50,4 +50,5 @@ def decode_into(k: torch.Tensor, v: torch.Tensor, inputs: dict[str, torch.Tensor
 get_benchmark = PreallocatedCache
 
 if __name__ == "__main__":
-    PreallocatedCache.main()
+    from core.single import main
+    main(PreallocatedCache)

@@ -69,4 +69,5 @@ class PooledCache(KvCacheDecode):
 get_benchmark = PooledCache
 
 if __name__ == "__main__":
-    PooledCache.main()
+    from core.single import main
+    main(PooledCache)

@@ -23,4 +23,5 @@ class CheckpointedBlocks(KeepActivations):
 get_benchmark = CheckpointedBlocks
 
 if __name__ == "__main__":
-    CheckpointedBlocks.main()
+    from core.single import main
+    main(CheckpointedBlocks)

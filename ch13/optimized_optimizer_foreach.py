@@ -21,4 +21,5 @@ class FusedAdamW(AdamWStep):
 get_benchmark = FusedAdamW
 
 if __name__ == "__main__":
-    FusedAdamW.main()
+    from core.single import main
+    main(FusedAdamW)

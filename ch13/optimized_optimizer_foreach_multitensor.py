@@ -20,4 +20,5 @@ class ForeachAdamW(AdamWStep):
 get_benchmark = ForeachAdamW
 
 if __name__ == "__main__":
-    ForeachAdamW.main()
+    from core.single import main
+    main(ForeachAdamW)

@@ -30,4 +30,5 @@ class StandardStep(TrainingStep):
 get_benchmark = StandardStep
 
 if __name__ == "__main__":
-    StandardStep.main()
+    from core.single import main
+    main(StandardStep)

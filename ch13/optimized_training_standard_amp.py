@@ -24,4 +24,5 @@ class AmpStep(TrainingStep):
 get_benchmark = AmpStep
 
 if __name__ == "__main__":
-    AmpStep.main()
+    from core.single import main
+    main(AmpStep)

@@ -25,4 +25,5 @@ class AmpCompiledStep(TrainingStep):
 get_benchmark = AmpCompiledStep
 
 if __name__ == "__main__":
-    AmpCompiledStep.main()
+    from core.single import main
+    main(AmpCompiledStep)

@@ -25,4 +25,5 @@ class SdpaMaterializedBias(AlibiBench):
 get_benchmark = SdpaMaterializedBias
 
 if __name__ == "__main__":
-    SdpaMaterializedBias.main()
+    from core.single import main
+    main(SdpaMaterializedBias)

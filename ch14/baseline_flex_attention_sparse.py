@@ -25,4 +25,5 @@ class SdpaDenseMask(WindowBench):
 get_benchmark = SdpaDenseMask
 
 if __name__ == "__main__":
-    SdpaDenseMask.main()
+    from core.single import main
+    main(SdpaDenseMask)

@@ -20,4 +20,5 @@ class LinearThenGelu(EpilogueBench):
 get_benchmark = LinearThenGelu
 
 if __name__ == "__main__":
-    LinearThenGelu.main()
+    from core.single import main
+    main(LinearThenGelu)

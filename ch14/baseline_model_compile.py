@@ -20,4 +20,5 @@ class EagerDecoder(ModelBench):
 get_benchmark = EagerDecoder
 
 if __name__ == "__main__":
-    EagerDecoder.main()
+    from core.single import main
+    main(EagerDecoder)

@@ -23,4 +23,5 @@ class WholeModelCompile(RegionalBench):
 get_benchmark = WholeModelCompile
 
 if __name__ == "__main__":
-    WholeModelCompile.main()
+    from core.single import main
+    main(WholeModelCompile)

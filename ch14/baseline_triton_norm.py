@@ -20,4 +20,5 @@ class EagerRMSNorm(NormBench):
 get_benchmark = EagerRMSNorm
 
 if __name__ == "__main__":
-    EagerRMSNorm.main()
+    from core.single import main
+    main(EagerRMSNorm)

@@ -30,4 +30,5 @@ class TileMatmul(PersistentBench):
 get_benchmark = TileMatmul
 
 if __name__ == "__main__":
-    TileMatmul.main()
+    from core.single import main
+    main(TileMatmul)

@@ -31,4 +31,5 @@ class FlexAlibi(AlibiBench):
 get_benchmark = FlexAlibi
 
 if __name__ == "__main__":
-    FlexAlibi.main()
+    from core.single import main
+    main(FlexAlibi)

@@ -33,4 +33,5 @@ class FlexBlockMask(WindowBench):
 get_benchmark = FlexBlockMask
 
 if __name__ == "__main__":
-    FlexBlockMask.main()
+    from core.single import main
+    main(FlexBlockMask)

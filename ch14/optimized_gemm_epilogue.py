@@ -22,4 +22,5 @@ class CublasLtGeluEpilogue(EpilogueBench):
 get_benchmark = CublasLtGeluEpilogue
 
 if __name__ == "__main__":
-    CublasLtGeluEpilogue.main()
+    from core.single import main
+    main(CublasLtGeluEpilogue)

@@ -40,4 +40,5 @@ class TritonGeluEpilogue(EpilogueBench):
 get_benchmark = TritonGeluEpilogue
 
 if __name__ == "__main__":
-    TritonGeluEpilogue.main()
+    from core.single import main
+    main(TritonGeluEpilogue)

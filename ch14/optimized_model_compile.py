@@ -24,4 +24,5 @@ class CompiledDecoder(ModelBench):
 get_benchmark = CompiledDecoder
 
 if __name__ == "__main__":
-    CompiledDecoder.main()
+    from core.single import main
+    main(CompiledDecoder)

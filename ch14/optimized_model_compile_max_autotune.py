@@ -29,4 +29,5 @@ class MaxAutotuneDecoder(ModelBench):
 get_benchmark = MaxAutotuneDecoder
 
 if __name__ == "__main__":
-    MaxAutotuneDecoder.main()
+    from core.single import main
+    main(MaxAutotuneDecoder)

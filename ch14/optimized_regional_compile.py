@@ -37,4 +37,5 @@ class RegionalCompile(RegionalBench):
 get_benchmark = RegionalCompile
 
 if __name__ == "__main__":
-    RegionalCompile.main()
+    from core.single import main
+    main(RegionalCompile)

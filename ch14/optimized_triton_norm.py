@@ -28,4 +28,5 @@ class TritonRMSNorm(NormBench):
 get_benchmark = TritonRMSNorm
 
 if __name__ == "__main__":
-    TritonRMSNorm.main()
+    from core.single import main
+    main(TritonRMSNorm)

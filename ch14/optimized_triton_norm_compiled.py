@@ -27,4 +27,5 @@ class CompiledRMSNorm(NormBench):
 get_benchmark = CompiledRMSNorm
 
 if __name__ == "__main__":
-    CompiledRMSNorm.main()
+    from core.single import main
+    main(CompiledRMSNorm)

@@ -36,4 +36,5 @@ class PersistentTmaMatmul(PersistentBench):
 get_benchmark = PersistentTmaMatmul
 
 if __name__ == "__main__":
-    PersistentTmaMatmul.main()
+    from core.single import main
+    main(PersistentTmaMatmul)

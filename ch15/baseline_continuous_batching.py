@@ -11,4 +11,5 @@ from ch15._continuous_batching_common import Static
 get_benchmark = Static
 
 if __name__ == "__main__":
-    Static.main()
+    from core.single import main
+    main(Static)

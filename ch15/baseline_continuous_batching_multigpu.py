@@ -25,4 +25,5 @@ class RoundRobinStatic(MultiReplicaBench):
 get_benchmark = RoundRobinStatic
 
 if __name__ == "__main__":
-    RoundRobinStatic.main()
+    from core.single import main
+    main(RoundRobinStatic)

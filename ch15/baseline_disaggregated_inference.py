@@ -13,4 +13,5 @@ from ch15._disaggregated_inference_common import Monolithic
 get_benchmark = Monolithic
 
 if __name__ == "__main__":
-    Monolithic.main()
+    from core.single import main
+    main(Monolithic)

@@ -59,4 +59,5 @@ class PaddedListAllToAll(ExpertParallelBench):
 get_benchmark = PaddedListAllToAll
 
 if __name__ == "__main__":
-    PaddedListAllToAll.main()
+    from core.single import main
+    main(PaddedListAllToAll)

@@ -29,4 +29,5 @@ class Recompute(KVCacheBench):
 get_benchmark = Recompute
 
 if __name__ == "__main__":
-    Recompute.main()
+    from core.single import main
+    main(Recompute)

@@ -22,4 +22,5 @@ class MaskedLoopMoe(MoeLayerBench):
 get_benchmark = MaskedLoopMoe
 
 if __name__ == "__main__":
-    MaskedLoopMoe.main()
+    from core.single import main
+    main(MaskedLoopMoe)

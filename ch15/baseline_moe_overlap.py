@@ -18,4 +18,5 @@ class SequentialSharedExpert(SharedExpertMoeBench):
 get_benchmark = SequentialSharedExpert
 
 if __name__ == "__main__":
-    SequentialSharedExpert.main()
+    from core.single import main
+    main(SequentialSharedExpert)

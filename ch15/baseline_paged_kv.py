@@ -14,4 +14,5 @@ class ContiguousKVBudget(ContiguousBudget):
 get_benchmark = ContiguousKVBudget
 
 if __name__ == "__main__":
-    ContiguousKVBudget.main()
+    from core.single import main
+    main(ContiguousKVBudget)

@@ -10,4 +10,5 @@ from ch15._prefill_decode_split_common import WholePrompt
 get_benchmark = WholePrompt
 
 if __name__ == "__main__":
-    WholePrompt.main()
+    from core.single import main
+    main(WholePrompt)

@@ -8,4 +8,5 @@ from ch15._speculative_decoding_common import TargetOnly
 get_benchmark = TargetOnly
 
 if __name__ == "__main__":
-    TargetOnly.main()
+    from core.single import main
+    main(TargetOnly)

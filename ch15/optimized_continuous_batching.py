@@ -11,4 +11,5 @@ from ch15._continuous_batching_common import Continuous
 get_benchmark = Continuous
 
 if __name__ == "__main__":
-    Continuous.main()
+    from core.single import main
+    main(Continuous)

@@ -29,4 +29,5 @@ class SharedQueueLeastLoaded(MultiReplicaBench):
 get_benchmark = SharedQueueLeastLoaded
 
 if __name__ == "__main__":
-    SharedQueueLeastLoaded.main()
+    from core.single import main
+    main(SharedQueueLeastLoaded)

@@ -19,4 +19,5 @@ class RoundRobinContinuous(MultiReplicaBench):
 get_benchmark = RoundRobinContinuous
 
 if __name__ == "__main__":
-    RoundRobinContinuous.main()
+    from core.single import main
+    main(RoundRobinContinuous)

@@ -14,4 +14,5 @@ from ch15._disaggregated_inference_common import Disaggregated
 get_benchmark = Disaggregated
 
 if __name__ == "__main__":
-    Disaggregated.main()
+    from core.single import main
+    main(Disaggregated)

@@ -46,4 +46,5 @@ class ExactSplitAllToAllSingle(ExpertParallelBench):
 get_benchmark = ExactSplitAllToAllSingle
 
 if __name__ == "__main__":
-    ExactSplitAllToAllSingle.main()
+    from core.single import main
+    main(ExactSplitAllToAllSingle)

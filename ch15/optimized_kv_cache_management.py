@@ -18,12 +18,10 @@ Every copy is between tensors allocated once in setup() (the cache and the host 
 so the caching allocator never hands out memory a pending copy still uses (no
 record_stream needed). On the CPU there are no streams: the same copies run in order.
 """
-from dataclasses import replace
-
 import torch
 
 from ch15._kv_cache_management_common import KVCacheBench, copy_slot, prefill_flops
-from core.benchmark import BenchContext, Workload
+from core.benchmark import BenchContext
 
 
 class OffloadPrefetch(KVCacheBench):
@@ -83,13 +81,9 @@ class OffloadPrefetch(KVCacheBench):
         d = self.dims
         return d.conversations * prefill_flops(d.cfg, d.turn, start=d.context)
 
-    def workload(self) -> Workload:
-        d = self.dims
-        restored = d.conversations * d.context * d.cfg.kv_bytes_per_token()
-        return replace(super().workload(), link_bytes=restored, link="h2d")  # the copies back
-
 
 get_benchmark = OffloadPrefetch
 
 if __name__ == "__main__":
-    OffloadPrefetch.main()
+    from core.single import main
+    main(OffloadPrefetch)

@@ -20,4 +20,5 @@ class GroupedGemmMoe(MoeLayerBench):
 get_benchmark = GroupedGemmMoe
 
 if __name__ == "__main__":
-    GroupedGemmMoe.main()
+    from core.single import main
+    main(GroupedGemmMoe)

@@ -16,4 +16,5 @@ class PaddedBmmMoe(MoeLayerBench):
 get_benchmark = PaddedBmmMoe
 
 if __name__ == "__main__":
-    PaddedBmmMoe.main()
+    from core.single import main
+    main(PaddedBmmMoe)

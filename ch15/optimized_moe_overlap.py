@@ -37,4 +37,5 @@ class SideStreamSharedExpert(SharedExpertMoeBench):
 get_benchmark = SideStreamSharedExpert
 
 if __name__ == "__main__":
-    SideStreamSharedExpert.main()
+    from core.single import main
+    main(SideStreamSharedExpert)

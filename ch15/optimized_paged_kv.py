@@ -9,4 +9,5 @@ from ch15._paged_kv_common import PagedBudget
 get_benchmark = PagedBudget
 
 if __name__ == "__main__":
-    PagedBudget.main()
+    from core.single import main
+    main(PagedBudget)

@@ -10,4 +10,5 @@ from ch15._prefill_decode_split_common import ChunkedPrefill
 get_benchmark = ChunkedPrefill
 
 if __name__ == "__main__":
-    ChunkedPrefill.main()
+    from core.single import main
+    main(ChunkedPrefill)

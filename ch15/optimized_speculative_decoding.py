@@ -16,4 +16,5 @@ class PromptLookupDecoding(PromptLookup):
 get_benchmark = PromptLookupDecoding
 
 if __name__ == "__main__":
-    PromptLookupDecoding.main()
+    from core.single import main
+    main(PromptLookupDecoding)

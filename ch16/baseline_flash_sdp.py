@@ -28,4 +28,5 @@ class SdpaMaskTensor(CausalPrefillBench):
 get_benchmark = SdpaMaskTensor
 
 if __name__ == "__main__":
-    SdpaMaskTensor.main()
+    from core.single import main
+    main(SdpaMaskTensor)

@@ -26,4 +26,5 @@ class GatherThenSdpa(PagedDecodeBench):
 get_benchmark = GatherThenSdpa
 
 if __name__ == "__main__":
-    GatherThenSdpa.main()
+    from core.single import main
+    main(GatherThenSdpa)

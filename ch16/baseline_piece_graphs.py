@@ -21,4 +21,5 @@ class EagerDecodeStep(DecodeStepBench):
 get_benchmark = EagerDecodeStep
 
 if __name__ == "__main__":
-    EagerDecodeStep.main()
+    from core.single import main
+    main(EagerDecodeStep)

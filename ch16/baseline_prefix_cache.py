@@ -34,4 +34,5 @@ class RecomputePrefix(PrefixBench):
 get_benchmark = RecomputePrefix
 
 if __name__ == "__main__":
-    RecomputePrefix.main()
+    from core.single import main
+    main(RecomputePrefix)

@@ -21,4 +21,5 @@ class SdpaIsCausal(CausalPrefillBench):
 get_benchmark = SdpaIsCausal
 
 if __name__ == "__main__":
-    SdpaIsCausal.main()
+    from core.single import main
+    main(SdpaIsCausal)

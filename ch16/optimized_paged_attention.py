@@ -43,4 +43,5 @@ class FlexPagedDecode(PagedDecodeBench):
 get_benchmark = FlexPagedDecode
 
 if __name__ == "__main__":
-    FlexPagedDecode.main()
+    from core.single import main
+    main(FlexPagedDecode)

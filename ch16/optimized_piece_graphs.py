@@ -64,4 +64,5 @@ class PiecewiseGraphs(GraphedDecodeBench):
 get_benchmark = PiecewiseGraphs
 
 if __name__ == "__main__":
-    PiecewiseGraphs.main()
+    from core.single import main
+    main(PiecewiseGraphs)

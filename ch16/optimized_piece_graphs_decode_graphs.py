@@ -32,4 +32,5 @@ class FullStepGraphs(GraphedDecodeBench):
 get_benchmark = FullStepGraphs
 
 if __name__ == "__main__":
-    FullStepGraphs.main()
+    from core.single import main
+    main(FullStepGraphs)

@@ -42,4 +42,5 @@ class CachedPrefix(PrefixBench):
 get_benchmark = CachedPrefix
 
 if __name__ == "__main__":
-    CachedPrefix.main()
+    from core.single import main
+    main(CachedPrefix)

@@ -17,4 +17,5 @@ class RoundRobinRouting(RoutingBench):
 get_benchmark = RoundRobinRouting
 
 if __name__ == "__main__":
-    RoundRobinRouting.main()
+    from core.single import main
+    main(RoundRobinRouting)

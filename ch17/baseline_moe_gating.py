@@ -20,4 +20,5 @@ class EagerGating(GatingBench):
 get_benchmark = EagerGating
 
 if __name__ == "__main__":
-    EagerGating.main()
+    from core.single import main
+    main(EagerGating)

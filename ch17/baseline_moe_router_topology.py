@@ -20,4 +20,5 @@ class UniformPlacement(TopologyBench):
 get_benchmark = UniformPlacement
 
 if __name__ == "__main__":
-    UniformPlacement.main()
+    from core.single import main
+    main(UniformPlacement)

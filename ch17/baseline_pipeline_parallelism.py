@@ -21,4 +21,5 @@ class OneInFlight(PipelineBench):
 get_benchmark = OneInFlight
 
 if __name__ == "__main__":
-    OneInFlight.main()
+    from core.single import main
+    main(OneInFlight)

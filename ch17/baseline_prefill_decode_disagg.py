@@ -18,4 +18,5 @@ class BlockingHandoff(HandoffBench):
 get_benchmark = BlockingHandoff
 
 if __name__ == "__main__":
-    BlockingHandoff.main()
+    from core.single import main
+    main(BlockingHandoff)

@@ -16,4 +16,5 @@ class BlockingHandoffTPOTHeavy(TPOTHeavy, BlockingHandoff):
 get_benchmark = BlockingHandoffTPOTHeavy
 
 if __name__ == "__main__":
-    BlockingHandoffTPOTHeavy.main()
+    from core.single import main
+    main(BlockingHandoffTPOTHeavy)

@@ -16,4 +16,5 @@ class BlockingHandoffTTFTHeavy(TTFTHeavy, BlockingHandoff):
 get_benchmark = BlockingHandoffTTFTHeavy
 
 if __name__ == "__main__":
-    BlockingHandoffTTFTHeavy.main()
+    from core.single import main
+    main(BlockingHandoffTTFTHeavy)

@@ -21,4 +21,5 @@ class LoadAwareRouting(RoutingBench):
 get_benchmark = LoadAwareRouting
 
 if __name__ == "__main__":
-    LoadAwareRouting.main()
+    from core.single import main
+    main(LoadAwareRouting)

@@ -20,4 +20,5 @@ class LoadAwareWithAdmission(RoutingBench):
 get_benchmark = LoadAwareWithAdmission
 
 if __name__ == "__main__":
-    LoadAwareWithAdmission.main()
+    from core.single import main
+    main(LoadAwareWithAdmission)

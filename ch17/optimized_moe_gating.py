@@ -38,4 +38,5 @@ class FusedGating(GatingBench):
 get_benchmark = FusedGating
 
 if __name__ == "__main__":
-    FusedGating.main()
+    from core.single import main
+    main(FusedGating)

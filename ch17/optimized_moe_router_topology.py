@@ -25,4 +25,5 @@ class LocalityAwarePlacement(TopologyBench):
 get_benchmark = LocalityAwarePlacement
 
 if __name__ == "__main__":
-    LocalityAwarePlacement.main()
+    from core.single import main
+    main(LocalityAwarePlacement)

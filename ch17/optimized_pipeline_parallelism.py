@@ -43,4 +43,5 @@ class MicroBatchedPipeline(PipelineBench):
 get_benchmark = MicroBatchedPipeline
 
 if __name__ == "__main__":
-    MicroBatchedPipeline.main()
+    from core.single import main
+    main(MicroBatchedPipeline)

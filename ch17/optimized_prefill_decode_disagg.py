@@ -20,4 +20,5 @@ class OverlappedHandoff(HandoffBench):
 get_benchmark = OverlappedHandoff
 
 if __name__ == "__main__":
-    OverlappedHandoff.main()
+    from core.single import main
+    main(OverlappedHandoff)

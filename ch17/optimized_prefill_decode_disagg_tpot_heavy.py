@@ -16,4 +16,5 @@ class OverlappedHandoffTPOTHeavy(TPOTHeavy, OverlappedHandoff):
 get_benchmark = OverlappedHandoffTPOTHeavy
 
 if __name__ == "__main__":
-    OverlappedHandoffTPOTHeavy.main()
+    from core.single import main
+    main(OverlappedHandoffTPOTHeavy)

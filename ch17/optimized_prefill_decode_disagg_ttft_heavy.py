@@ -16,4 +16,5 @@ class OverlappedHandoffTTFTHeavy(TTFTHeavy, OverlappedHandoff):
 get_benchmark = OverlappedHandoffTTFTHeavy
 
 if __name__ == "__main__":
-    OverlappedHandoffTTFTHeavy.main()
+    from core.single import main
+    main(OverlappedHandoffTTFTHeavy)

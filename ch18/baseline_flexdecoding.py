@@ -21,4 +21,5 @@ class SdpaDecode(LongContextDecodeBench):
 get_benchmark = SdpaDecode
 
 if __name__ == "__main__":
-    SdpaDecode.main()
+    from core.single import main
+    main(SdpaDecode)

@@ -23,4 +23,5 @@ class RepeatKvThenSdpa(GroupedDecodeBench):
 get_benchmark = RepeatKvThenSdpa
 
 if __name__ == "__main__":
-    RepeatKvThenSdpa.main()
+    from core.single import main
+    main(RepeatKvThenSdpa)

@@ -30,4 +30,5 @@ class DecompressMla(MlaDecodeBench):
 get_benchmark = DecompressMla
 
 if __name__ == "__main__":
-    DecompressMla.main()
+    from core.single import main
+    main(DecompressMla)

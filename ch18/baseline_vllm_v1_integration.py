@@ -13,4 +13,5 @@ class VllmEager(VllmGenerateBench):
 get_benchmark = VllmEager
 
 if __name__ == "__main__":
-    VllmEager.main()
+    from core.single import main
+    main(VllmEager)

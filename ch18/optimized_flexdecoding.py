@@ -36,4 +36,5 @@ class FlexDecode(LongContextDecodeBench):
 get_benchmark = FlexDecode
 
 if __name__ == "__main__":
-    FlexDecode.main()
+    from core.single import main
+    main(FlexDecode)

@@ -42,4 +42,5 @@ class FlexDecodeGraph(FlexDecode):
 get_benchmark = FlexDecodeGraph
 
 if __name__ == "__main__":
-    FlexDecodeGraph.main()
+    from core.single import main
+    main(FlexDecodeGraph)

@@ -19,4 +19,5 @@ class SdpaEnableGqa(GroupedDecodeBench):
 get_benchmark = SdpaEnableGqa
 
 if __name__ == "__main__":
-    SdpaEnableGqa.main()
+    from core.single import main
+    main(SdpaEnableGqa)

@@ -40,4 +40,5 @@ class AbsorbedMla(MlaDecodeBench):
 get_benchmark = AbsorbedMla
 
 if __name__ == "__main__":
-    AbsorbedMla.main()
+    from core.single import main
+    main(AbsorbedMla)

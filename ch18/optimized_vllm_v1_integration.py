@@ -13,4 +13,5 @@ class VllmCompiledGraphs(VllmGenerateBench):
 get_benchmark = VllmCompiledGraphs
 
 if __name__ == "__main__":
-    VllmCompiledGraphs.main()
+    from core.single import main
+    main(VllmCompiledGraphs)

@@ -19,4 +19,5 @@ class Bf16Linear(LinearBench):
 get_benchmark = Bf16Linear
 
 if __name__ == "__main__":
-    Bf16Linear.main()
+    from core.single import main
+    main(Bf16Linear)

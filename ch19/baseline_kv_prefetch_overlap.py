@@ -18,4 +18,5 @@ class SyncTileLoads(Int8DecodeBench):
 get_benchmark = SyncTileLoads
 
 if __name__ == "__main__":
-    SyncTileLoads.main()
+    from core.single import main
+    main(SyncTileLoads)

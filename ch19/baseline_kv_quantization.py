@@ -17,4 +17,5 @@ class Bf16KVCache(KVCacheDecodeBench):
 get_benchmark = Bf16KVCache
 
 if __name__ == "__main__":
-    Bf16KVCache.main()
+    from core.single import main
+    main(Bf16KVCache)

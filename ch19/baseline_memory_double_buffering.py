@@ -28,4 +28,5 @@ class CopyThenCompute(OffloadedStackBench):
 get_benchmark = CopyThenCompute
 
 if __name__ == "__main__":
-    CopyThenCompute.main()
+    from core.single import main
+    main(CopyThenCompute)

@@ -19,4 +19,5 @@ class Bf16LinearOnBlackwell(Nvfp4Bench):
 get_benchmark = Bf16LinearOnBlackwell
 
 if __name__ == "__main__":
-    Bf16LinearOnBlackwell.main()
+    from core.single import main
+    main(Bf16LinearOnBlackwell)

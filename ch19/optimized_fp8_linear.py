@@ -19,6 +19,7 @@ from core.benchmark import Requirements, Workload
 
 
 class Fp8RowwiseLinear(LinearBench):
+    precision = "e4m3 operands, row-wise scales"  # declared: its workload() counts the narrower bytes
     requires = Requirements(min_compute_capability=(9, 0))  # fp8 tensor cores + row-wise _scaled_mm
     tolerance = FP8_ROWWISE_TOLERANCE
 
@@ -45,4 +46,5 @@ class Fp8RowwiseLinear(LinearBench):
 get_benchmark = Fp8RowwiseLinear
 
 if __name__ == "__main__":
-    Fp8RowwiseLinear.main()
+    from core.single import main
+    main(Fp8RowwiseLinear)

@@ -20,4 +20,5 @@ class PipelinedTileLoads(Int8DecodeBench):
 get_benchmark = PipelinedTileLoads
 
 if __name__ == "__main__":
-    PipelinedTileLoads.main()
+    from core.single import main
+    main(PipelinedTileLoads)

@@ -25,4 +25,5 @@ class Int8KVCache(KVCacheDecodeBench):
 get_benchmark = Int8KVCache
 
 if __name__ == "__main__":
-    Int8KVCache.main()
+    from core.single import main
+    main(Int8KVCache)

@@ -26,4 +26,5 @@ class Int8KVCacheRecentBf16(KVCacheDecodeBench):
 get_benchmark = Int8KVCacheRecentBf16
 
 if __name__ == "__main__":
-    Int8KVCacheRecentBf16.main()
+    from core.single import main
+    main(Int8KVCacheRecentBf16)

@@ -59,4 +59,5 @@ class DoubleBuffered(OffloadedStackBench):
 get_benchmark = DoubleBuffered
 
 if __name__ == "__main__":
-    DoubleBuffered.main()
+    from core.single import main
+    main(DoubleBuffered)

@@ -35,4 +35,5 @@ class CatCacheEager(DecodeLoop):
 get_benchmark = CatCacheEager
 
 if __name__ == "__main__":
-    CatCacheEager.main()
+    from core.single import main
+    main(CatCacheEager)

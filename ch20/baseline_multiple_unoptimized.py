@@ -21,4 +21,5 @@ class UnoptimizedJob(TrainingJob):
 get_benchmark = UnoptimizedJob
 
 if __name__ == "__main__":
-    UnoptimizedJob.main()
+    from core.single import main
+    main(UnoptimizedJob)

@@ -25,4 +25,5 @@ class SequentialPipeline(InferencePipeline):
 get_benchmark = SequentialPipeline
 
 if __name__ == "__main__":
-    SequentialPipeline.main()
+    from core.single import main
+    main(SequentialPipeline)

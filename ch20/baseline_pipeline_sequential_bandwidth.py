@@ -17,4 +17,5 @@ class SequentialTransferBound(SequentialPipeline):
 get_benchmark = SequentialTransferBound
 
 if __name__ == "__main__":
-    SequentialTransferBound.main()
+    from core.single import main
+    main(SequentialTransferBound)

@@ -23,4 +23,5 @@ class PagedInt8Graphs(GraphedPagedDecode):
 get_benchmark = PagedInt8Graphs
 
 if __name__ == "__main__":
-    PagedInt8Graphs.main()
+    from core.single import main
+    main(PagedInt8Graphs)

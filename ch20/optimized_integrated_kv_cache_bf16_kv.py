@@ -19,4 +19,5 @@ class PagedBf16Graphs(GraphedPagedDecode):
 get_benchmark = PagedBf16Graphs
 
 if __name__ == "__main__":
-    PagedBf16Graphs.main()
+    from core.single import main
+    main(PagedBf16Graphs)

@@ -28,4 +28,5 @@ class AllFixed(Stage4NoSyncLogging):
 get_benchmark = AllFixed
 
 if __name__ == "__main__":
-    AllFixed.main()
+    from core.single import main
+    main(AllFixed)

@@ -21,4 +21,5 @@ class Stage1Bf16(TrainingJob):
 get_benchmark = Stage1Bf16
 
 if __name__ == "__main__":
-    Stage1Bf16.main()
+    from core.single import main
+    main(Stage1Bf16)

@@ -24,4 +24,5 @@ class Stage2FusedOps(Stage1Bf16):
 get_benchmark = Stage2FusedOps
 
 if __name__ == "__main__":
-    Stage2FusedOps.main()
+    from core.single import main
+    main(Stage2FusedOps)

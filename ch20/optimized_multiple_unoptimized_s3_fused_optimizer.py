@@ -22,4 +22,5 @@ class Stage3FusedOptimizer(Stage2FusedOps):
 get_benchmark = Stage3FusedOptimizer
 
 if __name__ == "__main__":
-    Stage3FusedOptimizer.main()
+    from core.single import main
+    main(Stage3FusedOptimizer)

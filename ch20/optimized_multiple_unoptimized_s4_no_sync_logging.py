@@ -24,4 +24,5 @@ class Stage4NoSyncLogging(Stage3FusedOptimizer):
 get_benchmark = Stage4NoSyncLogging
 
 if __name__ == "__main__":
-    Stage4NoSyncLogging.main()
+    from core.single import main
+    main(Stage4NoSyncLogging)

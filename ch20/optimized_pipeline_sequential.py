@@ -19,4 +19,5 @@ class StreamedPipeline(OverlappedPipeline):
 get_benchmark = StreamedPipeline
 
 if __name__ == "__main__":
-    StreamedPipeline.main()
+    from core.single import main
+    main(StreamedPipeline)

@@ -17,4 +17,5 @@ class StreamedTransferBound(OverlappedPipeline):
 get_benchmark = StreamedTransferBound
 
 if __name__ == "__main__":
-    StreamedTransferBound.main()
+    from core.single import main
+    main(StreamedTransferBound)
