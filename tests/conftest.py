@@ -115,11 +115,9 @@ def vec_chapter_files(**variants: str) -> dict[str, str]:
 def spec_for(pair: Pair, examples: list[Example], iterations: int | None = 3,
              warmup: int | None = 1, seed: int = 0):
     """The spec core.runner.run_pair hands a child (for in-process core.child.run_pair)."""
-    from core.child import PairSpec
+    from core.runner import pair_spec
 
-    return PairSpec(pair=pair.id, baseline=str(pair.baseline), seed=seed, iterations=iterations,
-                    warmup=warmup, examples=[{"name": e.name, "id": e.id, "path": str(e.optimized)}
-                                             for e in examples])
+    return pair_spec(pair, examples, RunOptions(iterations=iterations, warmup=warmup, seed=seed))
 
 
 def _purge_fake_chapter_modules() -> None:
@@ -164,13 +162,13 @@ def in_process_root(fake_root, monkeypatch):
 
 @pytest.fixture
 def store_noisy(monkeypatch):
-    """Tiny CPU pairs timed 3 times are 'noisy' (core.expectations.noisy_reason) and never
+    """Tiny CPU pairs timed 3 times are 'noisy' (core.gate.noisy_reason) and never
     stored, and on a loaded CPU an honest toy pair can measure below 1x (never stored
     without negative_result, core.runner.slower_undeclared); tests of --update-expectations
     itself lift both rules (each has its own test in test_honest_headlines.py)."""
-    import core.expectations
+    import core.gate
     import core.runner
 
-    monkeypatch.setattr(core.expectations, "MIN_SAMPLES", 1)
-    monkeypatch.setattr(core.expectations, "MAX_INTERVAL_RATIO", float("inf"))
+    monkeypatch.setattr(core.gate, "MIN_SAMPLES", 1)
+    monkeypatch.setattr(core.gate, "MAX_INTERVAL_RATIO", float("inf"))
     monkeypatch.setattr(core.runner, "slower_undeclared", lambda ex: False)

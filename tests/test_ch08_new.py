@@ -117,14 +117,13 @@ def test_sides_share_inputs_reference_and_sources():
 
 @cpu_only
 def test_thresholdtma_skips_through_the_harness_without_a_gpu():
-    from core.child import PairSpec, run_pair
+    from core.child import run_pair
+    from tests.conftest import spec_for
     from core.discovery import discover
 
     chapter = next(c for c in discover(REPO_ROOT) if c.name == "ch08")
     pair = next(p for p in chapter.pairs if p.stem == "thresholdtma")
     assert {e.name for e in pair.examples} == {"thresholdtma", "thresholdtma_gridstride"}
-    result = run_pair(PairSpec(pair=pair.id, baseline=str(pair.baseline), seed=0, iterations=2,
-                               warmup=1, examples=[{"name": e.name, "id": e.id, "path": str(e.optimized)}
-                                                   for e in pair.examples]))
+    result = run_pair(spec_for(pair, pair.examples, iterations=2, warmup=1))
     for example in result.examples:
         assert example.status == "skipped" and "CUDA" in example.reason, example

@@ -105,12 +105,11 @@ def test_the_baseline_leaves_the_tf32_flag_as_it_found_it():
 
 @cpu_only
 def test_memory_bound_verifies_through_the_harness():
-    from core.child import PairSpec, run_pair
+    from core.child import run_pair
+    from tests.conftest import spec_for
     from core.discovery import discover
 
     chapter = next(c for c in discover(REPO_ROOT) if c.name == "ch09")
     pair = next(p for p in chapter.pairs if p.stem == "memory_bound")
-    result = run_pair(PairSpec(pair=pair.id, baseline=str(pair.baseline), seed=0, iterations=2,
-                               warmup=1, examples=[{"name": e.name, "id": e.id, "path": str(e.optimized)}
-                                                   for e in pair.examples]))
+    result = run_pair(spec_for(pair, pair.examples, iterations=2, warmup=1))
     assert [(e.id, e.status) for e in result.examples] == [("ch09:memory_bound", "ok")], result.examples

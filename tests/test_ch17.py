@@ -424,7 +424,8 @@ def test_trace_variants_change_only_the_request_shapes():
 # ------------------------------------------------------------------------------------------
 @cpu_only
 def test_every_ch17_pair_verifies_or_skips_through_the_harness():
-    from core.child import PairSpec, run_pair
+    from core.child import run_pair
+    from tests.conftest import spec_for
     from core.discovery import discover
 
     chapter = next(c for c in discover(REPO_ROOT) if c.name == "ch17")
@@ -434,9 +435,7 @@ def test_every_ch17_pair_verifies_or_skips_through_the_harness():
                                                "prefill_decode_disagg_tpot_heavy"}
     statuses = {}
     for pair in chapter.pairs:
-        result = run_pair(PairSpec(pair=pair.id, baseline=str(pair.baseline), seed=0, iterations=2, warmup=1,
-                                   examples=[{"name": e.name, "id": e.id, "path": str(e.optimized)}
-                                             for e in pair.examples]))
+        result = run_pair(spec_for(pair, pair.examples, iterations=2, warmup=1))
         for ex in result.examples:
             statuses[ex.id] = (ex.status, ex.reason)
             if pair.stem == "dynamic_routing" and ex.status == "ok":  # gated on simulated goodput

@@ -178,16 +178,15 @@ def test_vllm_pair_skips_naming_vllm_and_builds_a_decoder_config():
 @cpu_only
 def test_every_ch18_pair_verifies_or_skips_through_the_harness():
     from core import REPO_ROOT
-    from core.child import PairSpec, run_pair
+    from core.child import run_pair
+    from tests.conftest import spec_for
     from core.discovery import discover
 
     chapter = next(c for c in discover(REPO_ROOT) if c.name == "ch18")
     assert {p.stem for p in chapter.pairs} == {"flexdecoding", "gqa_decode", "mla_decode", "vllm_v1_integration"}
     statuses = {}
     for pair in chapter.pairs:
-        result = run_pair(PairSpec(pair=pair.id, baseline=str(pair.baseline), seed=0, iterations=2, warmup=1,
-                                   examples=[{"name": e.name, "id": e.id, "path": str(e.optimized)}
-                                             for e in pair.examples]))
+        result = run_pair(spec_for(pair, pair.examples, iterations=2, warmup=1))
         for ex in result.examples:
             statuses[ex.id] = (ex.status, ex.reason)
     for name in ("flexdecoding", "gqa_decode", "mla_decode"):

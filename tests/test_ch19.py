@@ -348,7 +348,8 @@ CPU_PAIRS = {"memory_double_buffering", "kv_quantization", "fp8_linear"}
 @pytest.mark.skipif(torch.cuda.is_available(), reason="asserts the CPU verdicts")
 @pytest.mark.parametrize("stem", PAIRS)
 def test_pair_runs_and_verifies_on_cpu_or_skips_with_the_reason(stem):
-    from core.child import PairSpec, run_pair
+    from core.child import run_pair
+    from tests.conftest import spec_for
     from core.discovery import discover
 
     chapter = next(c for c in discover(REPO_ROOT) if c.name == "ch19")
@@ -360,9 +361,7 @@ def test_pair_runs_and_verifies_on_cpu_or_skips_with_the_reason(stem):
         assert all(r and "needs a CUDA GPU" in r for r in reasons), reasons
         return
     assert reasons == [None] * len(sides)
-    result = run_pair(PairSpec(pair=pair.id, baseline=str(pair.baseline), seed=0, iterations=2, warmup=1,
-                               examples=[{"name": e.name, "id": e.id, "path": str(e.optimized)}
-                                         for e in pair.examples]))
+    result = run_pair(spec_for(pair, pair.examples, iterations=2, warmup=1))
     for example in result.examples:
         assert example.status == "ok", f"{example.id}: {example.reason}"
         assert example.verification.ok

@@ -302,14 +302,13 @@ def test_paged_sides_match_and_int8_costs_what_it_declares(decode_sides):
                                   "pipeline_sequential_bandwidth", "integrated_kv_cache"])
 def test_every_ch20_pair_verifies_through_the_harness_on_cpu(stem):
     from core import REPO_ROOT
-    from core.child import PairSpec, run_pair
+    from core.child import run_pair
+    from tests.conftest import spec_for
     from core.discovery import discover
 
     chapter = next(c for c in discover(REPO_ROOT) if c.name == "ch20")
     pair = next(p for p in chapter.pairs if p.stem == stem)
-    result = run_pair(PairSpec(pair=pair.id, baseline=str(pair.baseline), seed=0, iterations=2, warmup=1,
-                               examples=[{"name": e.name, "id": e.id, "path": str(e.optimized)}
-                                         for e in pair.examples]))
+    result = run_pair(spec_for(pair, pair.examples, iterations=2, warmup=1))
     assert len(result.examples) == len(pair.examples) >= 1
     for example in result.examples:
         assert example.status == "ok", f"{example.id}: {example.reason}"

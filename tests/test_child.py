@@ -89,21 +89,26 @@ def test_a_variant_with_its_own_input_builder_is_rejected(in_process_root, make_
     own = vec_pair_file(attrs="def make_inputs(self, seed):\n    return super().make_inputs(seed)")
     make_chapter("ch95", vec_chapter_files(default=own))
     _, rows = _run(in_process_root)
-    assert rows["vec"].status == "failed" and "share one input builder" in rows["vec"].reason
+    assert rows["vec"].status == "failed"
+    assert "ch95/optimized_vec.py: defines its own make_inputs()" in rows["vec"].reason
 
 
 def test_reference_catches_a_bug_both_sides_share(in_process_root, make_chapter):
-    # both sides compute x - y; the reference says x + y: the pair fails at the baseline
-    wrong = vec_pair_file("x, y = inputs\nreturn x - y",
-                          attrs="def reference(self, inputs):\n    return (inputs[0].double() + inputs[1].double())")
+    # both sides compute x - y; the reference (the pair's, in the common class) says x + y:
+    # the pair fails at the baseline
+    reference = ("\n    def reference(self, inputs):\n"
+                 "        return inputs[0].double() + inputs[1].double()\n")
+    wrong = vec_pair_file("x, y = inputs\nreturn x - y")
     files = vec_chapter_files(default=wrong)
     files["baseline_vec.py"] = wrong
+    files["_vec_common.py"] += reference
     make_chapter("ch95", files)
     result, rows = _run(in_process_root)
     assert result.status == "failed" and "disagrees with reference()" in result.reason
     right = wrong.replace("return x - y", "return x + y")
     files = vec_chapter_files(default=right)
     files["baseline_vec.py"] = right
+    files["_vec_common.py"] += reference
     make_chapter("ch95", files)
     for name in [m for m in __import__("sys").modules if m.startswith("ch95")]:
         del __import__("sys").modules[name]

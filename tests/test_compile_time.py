@@ -13,8 +13,9 @@ import uuid
 
 import pytest
 
-from core import compile_time
+from core import compile_time, goals
 from core import expectations as expect
+from core import gate as verdict
 from core.compile_time import ColdStart, persisted_problem, ratio_interval
 from core.discovery import select
 from core.report import notes, row
@@ -51,7 +52,8 @@ INDUCTOR_CACHE = 'os.environ.get("TORCHINDUCTOR_CACHE_DIR", "/nonexistent/aisp")
 def cold(tmp_path_factory):
     root = tmp_path_factory.mktemp("cold") / "chapters"
     own_cache = repr(f"{tempfile.gettempdir()}/aisp-planted-{uuid.uuid4().hex}")
-    baseline = vec_pair_file(setup="spin(0.6)").replace(
+    # 1.5 s of compiling against 0.2 s: well above what imports vary by on a busy host
+    baseline = vec_pair_file(setup="spin(1.5)").replace(
         "class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
     write_chapter(root, "ch93", {
         "_vec_common.py": VEC_COMMON,
@@ -60,11 +62,18 @@ def cold(tmp_path_factory):
         "optimized_vec_own_cache.py": compiling_side(0.6, own_cache),  # planted: warm after one
         "optimized_vec_slow_steady.py": compiling_side(
             0.2, INDUCTOR_CACHE, run="spin(0.002)\nx, y = inputs\nreturn x + y"),
+        # planted: compiles at import time, which a cold start from setup() would not see
+        "optimized_vec_import_work.py": compiling_side(0.2, INDUCTOR_CACHE).replace(
+            "\n\nclass Bench(VecBench):", "\n\nspin(0.8)\n\n\nclass Bench(VecBench):"),
+        # planted: right in its pair's own process, wrong in a fresh one (the cold start's
+        # first answer is compared with the baseline's)
+        "optimized_vec_cold_wrong.py": compiling_side(0.2, INDUCTOR_CACHE, run=(
+            "import os\nx, y = inputs\nreturn x - y if os.environ.get('AISP_SPAWNED_AT') else x + y")),
     })
     options = RunOptions(iterations=3, warmup=1, timeout_s=120, output_dir=root.parent / "runs")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(expect, "MIN_SAMPLES", 1)
-        patch.setattr(expect, "MAX_INTERVAL_RATIO", float("inf"))
+        patch.setattr(verdict, "MIN_SAMPLES", 1)
+        patch.setattr(verdict, "MAX_INTERVAL_RATIO", float("inf"))
         patch.setattr(compile_time, "COLD_STARTS", 2)
         record = run_suite(select(["ch93"], root), options)
     return {ex.name: ex for ex in record.rows}
@@ -74,14 +83,19 @@ def test_cold_start_is_gated_and_reported(cold):
     ex = cold["vec"]
     assert ex.status == "ok", ex.reason
     assert len(ex.baseline.cold_starts) == 2 and len(ex.timing.cold_starts) == 2
-    assert all(s.setup_s > 0.55 for s in ex.baseline.cold_starts)  # the spin, in setup
-    assert 2.0 < ex.compile_ratio < 4.5
+    assert all(s.setup_s > 1.45 for s in ex.baseline.cold_starts)  # the spin, in setup
+    assert all(s.setup_s < 1.0 for s in ex.timing.cold_starts)
+    # from process start: imports are in every cold start, and the ratio is of the totals
+    assert all(s.import_s > 0.1 for s in ex.baseline.cold_starts + ex.timing.cold_starts)
+    assert goals.goal_of("compile_time").ratio(ex) == pytest.approx(
+        compile_time.median_s(ex.baseline.cold_starts) / compile_time.median_s(ex.timing.cold_starts))
+    assert goals.goal_of("compile_time").ratio(ex) > 1.0
     assert ex.expectation.status == "new"
     assert "faster cold start; time" in row(ex)[3]
     assert any(line.startswith("COMPILE TIME ch93:vec (goal compile_time") for line in notes([ex]))
     entry = expectation_entry(ex, fingerprint())
     assert entry["goal"] == "compile_time" and entry["compile_ratio"] == pytest.approx(
-        ex.compile_ratio, rel=1e-3)
+        goals.goal_of("compile_time").ratio(ex), rel=1e-3)
     assert entry["baseline_cold_start_s"] > entry["optimized_cold_start_s"]
 
 
@@ -91,17 +105,33 @@ def test_a_cache_kept_outside_the_fresh_directories_is_caught(cold):
     assert "something it keeps between processes" in ex.reason
 
 
+def test_work_moved_to_import_time_is_in_the_cold_start(cold):
+    honest, moved = cold["vec"], cold["vec_import_work"]
+    assert moved.status == "ok", moved.reason
+    assert all(s.import_s > 0.8 for s in moved.timing.cold_starts)  # the spin at import
+    assert (compile_time.median_s(moved.timing.cold_starts)
+            > compile_time.median_s(honest.timing.cold_starts) + 0.5)
+
+
+def test_a_cold_start_whose_first_answer_is_wrong_fails(cold):
+    ex = cold["vec_cold_wrong"]
+    assert ex.status == "failed"
+    assert "first answer in cold start" in ex.reason and "differs from the baseline" in ex.reason
+
+
 def test_a_faster_compile_that_runs_slower_is_a_regression(cold):
     ex = cold["vec_slow_steady"]
     assert ex.status == "ok", ex.reason
-    assert ex.compile_ratio > 2.0
+    assert goals.goal_of("compile_time").ratio(ex) > 1.0
     assert ex.expectation.status == "regression"
     assert "costs run time" in ex.expectation.message
 
 
 def test_stored_compile_ratio_gates_later_runs():
-    from core.runner import compile_gate
     from tests.test_honest_headlines import pair_result, side
+
+    def compile_gate(ex, entry):
+        return goals.goal_of("compile_time").gate(ex, entry, result)
 
     result = pair_result(side(1.0), side(1.0), (0.99, 1.01))
     ex = result.examples[0]
@@ -169,12 +199,13 @@ def test_a_gate_run_stops_the_cold_starts_once_the_floor_is_cleared(tmp_path, mo
                                   ("ch90", 1.5, compiling_side(0.2, own_cache))):
         folder = write_chapter(root, chapter, {"_vec_common.py": VEC_COMMON, "baseline_vec.py": baseline,
                                                "optimized_vec.py": side})
-        entry = {"speedup": 1.0, "goal": "compile_time", "compile_ratio": stored, "tolerance": 0.5}
+        entry = {"speedup": 1.0, "goal": "compile_time", "compile_ratio": stored, "tolerance": 0.5,
+                 "declarations": {"goal": "compile_time"}}
         (folder / f"expectations_{cpu_key()}.json").write_text(
             json.dumps({"schema": 1, "examples": {"vec": entry}}))
-    monkeypatch.setattr(expect, "MIN_SAMPLES", 1)
-    monkeypatch.setattr(expect, "MAX_INTERVAL_RATIO", float("inf"))
-    monkeypatch.setattr(expect, "CPU_BOUND_TOLERANCE", 0.9)  # the width a result may have
+    monkeypatch.setattr(verdict, "MIN_SAMPLES", 1)
+    monkeypatch.setattr(verdict, "MAX_INTERVAL_RATIO", float("inf"))
+    monkeypatch.setattr(verdict, "CPU_BOUND_TOLERANCE", 0.9)  # the width a result may have
     record = run_suite(select(["ch92", "ch91", "ch90"], root),
                        RunOptions(warmup=1, timeout_s=120, output_dir=tmp_path / "runs"))
     found = {ex.id: ex for ex in record.rows}

@@ -8,11 +8,13 @@ import random
 import pytest
 import torch
 
+from core import goals
+from core import gate as verdict
 from core import timing
 from core.child import run_pair
 from core.decided import CHECK_ROUNDS, Floor, decided, median_bounds, rounds_decided
 from core.discovery import select
-from core.runner import RunOptions, gate_entries
+from core.runner import RunOptions, gate_floors
 from tests.conftest import cpu_only, spec_for, vec_chapter_files, vec_pair_file
 
 
@@ -76,7 +78,7 @@ def _gate_run(root, make_chapter, monkeypatch, entries):
     monkeypatch.setattr(timing, "_stop_reason", ordinary)
     (pair, examples), = select(["ch95"], root)
     spec = spec_for(pair, examples, iterations=None, warmup=1)
-    spec.gate_entries = entries
+    spec.floors = gate_floors(examples, entries, RunOptions())
     return run_pair(spec, random.Random(3))
 
 
@@ -104,35 +106,34 @@ def test_the_runner_hands_floors_only_to_plain_gate_runs(fake_root, make_chapter
     (pair, examples), = select(["ch95"], fake_root)
     stored = {"vec": {"speedup": 2.0}, "vec_fast": {"speedup": 3.0, "tolerance": 0.2}}
     gate = RunOptions(output_dir=tmp_path)
-    assert gate_entries(examples, stored, gate) == {"vec": {"speedup": 2.0},
-                                                    "vec_fast": {"speedup": 3.0, "tolerance": 0.2}}
+    assert gate_floors(examples, stored, gate) == {
+        "vec": Floor(verdict.floor_of(2.0, 0.10), 1.10), "vec_fast": Floor(verdict.floor_of(3.0, 0.2), 1.2)}
     for options in (RunOptions(output_dir=tmp_path, update_expectations=True),
                     RunOptions(output_dir=tmp_path, mode="smoke"),
                     RunOptions(output_dir=tmp_path, iterations=5)):
-        assert gate_entries(examples, stored, options) == {}
-    assert gate_entries(examples, {"vec": {"speedup": 2.0}}, gate) == {}  # vec_fast is new
-    # another goal travels with its gated ratio (goodput and cold starts stop on it)
+        assert gate_floors(examples, stored, options) == {}
+    assert gate_floors(examples, {"vec": {"speedup": 2.0}}, gate) == {}  # vec_fast is new
+    # another goal's floor is its gated ratio's, with the tolerance its rounds are judged by
     goodput = {**stored, "vec_fast": {"speedup": 0.9, "goodput_ratio": 1.3, "goal": "goodput",
                                       "baseline_goodput_rps": 3.0}}
-    assert gate_entries(examples, goodput, gate)["vec_fast"] == {"speedup": 0.9, "goal": "goodput",
-                                                                "goodput_ratio": 1.3}
+    assert gate_floors(examples, goodput, gate)["vec_fast"] == Floor(
+        verdict.floor_of(1.3, verdict.CPU_BOUND_TOLERANCE), 1 + verdict.CPU_BOUND_TOLERANCE)
+    # a stored negative result is never decided early, so neither is its pair
+    negative = {**stored, "vec_fast": {"speedup": 0.8, "declarations": {"negative_result": "why"}}}
+    assert gate_floors(examples, negative, gate) == {}
 
 
-@cpu_only
-def test_a_speed_floor_is_never_taken_from_an_entry_stored_for_another_goal(in_process_root,
-                                                                          make_chapter):
-    from core.child import PairSession
-
+def test_a_speed_floor_is_never_taken_from_an_entry_stored_for_another_goal(fake_root, make_chapter,
+                                                                          tmp_path):
     make_chapter("ch95", vec_chapter_files(default=vec_pair_file()))
-    (pair, examples), = select(["ch95"], in_process_root)
-    spec = spec_for(pair, examples, iterations=None, warmup=1)
-    spec.gate_entries = {"vec": {"speedup": 0.9, "goal": "memory", "memory_ratio": 2.0}}
-    session = PairSession(spec, "cpu", random.Random(3))
-    assert session.load()
-    assert session.gate_floors() == {}
-    spec.gate_entries = {"vec": {"speedup": 2.0}}
-    assert session.gate_floors()
-    session.teardown()
+    (pair, examples), = select(["ch95"], fake_root)
+    memory = {"vec": {"speedup": 0.9, "goal": "memory", "memory_ratio": 2.0}}
+    floors = gate_floors(examples, memory, RunOptions(output_dir=tmp_path))
+    assert goals.timing_floors(floors, {"vec": "memory"}) == {}
+    assert goals.timing_floors(floors, {"vec": "speed"}) == {}  # stored for memory: no speed floor
+    speed = gate_floors(examples, {"vec": {"speedup": 2.0}}, RunOptions(output_dir=tmp_path))
+    assert goals.timing_floors(speed, {"vec": "speed"}) == speed
+    assert goals.timing_floors(speed, {"vec": "memory"}) == {}  # the run's goal is not speed
 
 
 def test_median_bounds_say_where_the_median_of_all_rounds_can_still_fall():
@@ -160,29 +161,15 @@ def test_rounds_are_decided_only_when_every_variant_clears_its_floor_and_is_narr
     assert rounds_decided({}, {}) is None
 
 
-@cpu_only
-@pytest.mark.parametrize("declared_on", ["baseline", "variant", "neither"])
-def test_a_cpu_bound_pair_is_decided_against_its_wider_floor_wherever_it_is_declared(
-        in_process_root, make_chapter, declared_on):
-    """The gate's verdict uses the cpu_bound tolerance when either side declares it (the
-    baseline's host syncs may be what sets the pair's pace); the early stop must use the same
-    floor, not the default one."""
-    from core import expectations as expect
-    from core.child import PairSession
-
-    cpu_bound = 'cpu_bound = "host syncs set its pace"'
-    files = vec_chapter_files(default=vec_pair_file(
-        attrs=cpu_bound if declared_on == "variant" else ""))
-    files["baseline_vec.py"] = vec_pair_file(attrs=cpu_bound if declared_on == "baseline" else "")
-    make_chapter("ch95", files)
-    (pair, examples), = select(["ch95"], in_process_root)
-    spec = spec_for(pair, examples, iterations=None, warmup=1)
-    spec.gate_entries = {e.name: {"speedup": 2.0} for e in examples}
-    session = PairSession(spec, "cpu", random.Random(3))
-    assert session.load()
-    tolerance = (expect.DEFAULT_TOLERANCE if declared_on == "neither"
-                 else expect.CPU_BOUND_TOLERANCE)
-    floors = session.gate_floors()
-    assert floors and all(f.floor == pytest.approx(expect.floor_of(2.0, tolerance))
-                          for f in floors.values())
-    session.teardown()
+@pytest.mark.parametrize("stored_cpu_bound", [True, False])
+def test_a_cpu_bound_pair_is_decided_against_its_wider_floor(fake_root, make_chapter, tmp_path,
+                                                             stored_cpu_bound):
+    """The early stop uses the floor the verdict uses: the cpu_bound tolerance when the entry
+    is stored as cpu_bound (a run declaring otherwise fails the gate as 'rules changed')."""
+    make_chapter("ch95", vec_chapter_files(default=vec_pair_file()))
+    (pair, examples), = select(["ch95"], fake_root)
+    entry = {"speedup": 2.0, **({"cpu_bound": "host syncs set its pace"} if stored_cpu_bound else {})}
+    floors = gate_floors(examples, {"vec": entry}, RunOptions(output_dir=tmp_path))
+    tolerance = verdict.CPU_BOUND_TOLERANCE if stored_cpu_bound else verdict.DEFAULT_TOLERANCE
+    assert floors["vec"].floor == pytest.approx(verdict.floor_of(2.0, tolerance))
+    assert goals.goal_of("speed").tolerance(None, "host syncs" if stored_cpu_bound else "") == tolerance

@@ -7,7 +7,8 @@ import pytest
 
 from core import atomic
 from core import expectations as expect
-from core.expectations import ExpectationsError, gate, load, path_for, update
+from core.expectations import ExpectationsError, load, path_for, update
+from core.gate import gate
 
 
 # ---------------------------------------------------------------- gate

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from core.goals import ratio_of
+from core import gate as verdict
 from core.goodput import (SLO, ReplayError, Request, Trace, poisson_trace, replay, summarize,
                           token_table)
 
@@ -313,8 +315,8 @@ def served(tmp_path_factory):
                                  "optimized_serving_cached.py": SERVING_CACHED})
     options = RunOptions(iterations=3, warmup=1, timeout_s=120, output_dir=root.parent / "runs")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(expect, "MIN_SAMPLES", 1)
-        patch.setattr(expect, "MAX_INTERVAL_RATIO", float("inf"))
+        patch.setattr(verdict, "MIN_SAMPLES", 1)
+        patch.setattr(verdict, "MAX_INTERVAL_RATIO", float("inf"))
         record = run_suite(select(["ch95"], root), options)
     return {ex.name: ex for ex in record.rows}
 
@@ -327,11 +329,11 @@ def test_goodput_is_measured_by_replay_and_gated(served):
     ex = served["serving"]
     assert ex.status == "ok", ex.reason
     assert len(ex.baseline.goodput) == 3 and len(ex.timing.goodput) == 3
-    assert ex.goodput_ratio > 1.0  # continuous batching serves more requests within the SLO
+    assert ratio_of(ex) > 1.0  # continuous batching serves more requests within the SLO
     assert ex.timing.goodput[0].ttft_p99_s < ex.baseline.goodput[0].ttft_p99_s
     assert "goodput; time" in row(ex)[3] or "baseline met no SLO" in row(ex)[3]
     assert any(line.startswith("GOODPUT ch95:serving (goal goodput") for line in notes([ex]))
-    if ex.goodput_ratio != float("inf"):
+    if ratio_of(ex) != float("inf"):
         entry = expectation_entry(ex, fingerprint())
         assert entry["goal"] == "goodput" and entry["goodput_ratio"] > 1.0
 
@@ -350,19 +352,20 @@ def test_a_gate_run_ends_the_replays_once_the_third_cannot_change_the_verdict(
     third gives. A floor out of reach (100x) or no stored entry: all three are replayed."""
     import random
 
-    from core import expectations as expect
     from core.child import run_pair
     from core.discovery import select
+    from core.runner import RunOptions, gate_floors
     from tests.conftest import spec_for
 
-    monkeypatch.setattr(expect, "CPU_BOUND_TOLERANCE", 0.9)  # goodput's tolerance and width
+    monkeypatch.setattr(verdict, "CPU_BOUND_TOLERANCE", 0.9)  # goodput's tolerance and width
     make_chapter("ch95", {"_serving_common.py": SERVING_COMMON,
                           "baseline_serving.py": SERVING_BASELINE,
                           "optimized_serving.py": SERVING_CONTINUOUS})
     (pair, examples), = select(["ch95"], in_process_root)
     spec = spec_for(pair, examples, iterations=3, warmup=1)
     if stored is not None:
-        spec.gate_entries = {"serving": {"speedup": 1.0, "goal": "goodput", "goodput_ratio": stored}}
+        spec.floors = gate_floors(examples, {"serving": {"speedup": 1.0, "goal": "goodput",
+                                                         "goodput_ratio": stored}}, RunOptions())
     result = run_pair(spec, random.Random(5))
     ex = result.examples[0]
     assert ex.status == "ok", ex.reason
@@ -375,24 +378,26 @@ def test_an_engine_with_remembered_answers_is_caught_in_a_gate_run_too(in_proces
     replays early (stored 1.2x, lenient) still fails it, on the round it cheats in."""
     import random
 
-    from core import expectations as expect
     from core.child import run_pair
     from core.discovery import select
+    from core.runner import RunOptions, gate_floors
     from tests.conftest import spec_for
 
-    monkeypatch.setattr(expect, "CPU_BOUND_TOLERANCE", 0.9)
+    monkeypatch.setattr(verdict, "CPU_BOUND_TOLERANCE", 0.9)
     make_chapter("ch95", {"_serving_common.py": SERVING_COMMON,
                           "baseline_serving.py": SERVING_BASELINE,
                           "optimized_serving.py": SERVING_CACHED})
     (pair, examples), = select(["ch95"], in_process_root)
     spec = spec_for(pair, examples, iterations=3, warmup=1)
-    spec.gate_entries = {"serving": {"speedup": 1.0, "goal": "goodput", "goodput_ratio": 1.2}}
+    spec.floors = gate_floors(examples, {"serving": {"speedup": 1.0, "goal": "goodput",
+                                                     "goodput_ratio": 1.2}}, RunOptions())
     ex = run_pair(spec, random.Random(5)).examples[0]
     assert ex.status == "failed" and "got other tokens than the baseline's" in ex.reason
 
 
 def test_a_goodput_pair_must_define_its_trace_engine_and_slo():
     from core.benchmark import Benchmark, validate
+    from core.goals import check_contract
 
     class Incomplete(Benchmark):
         goal = "goodput"
@@ -405,6 +410,7 @@ def test_a_goodput_pair_must_define_its_trace_engine_and_slo():
 
     with pytest.raises(TypeError, match="needs trace, engine, slo"):
         validate(Incomplete(), "ch95/optimized_x.py")
+        check_contract(Incomplete(), "ch95/optimized_x.py")
 
 
 def test_load_test_replays_back_to_back_on_one_time_axis():

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from core.benchmark import BenchContext, Benchmark, Requirements, Workload, validate
-from core.expectations import GateResult
+from core.gate import GateResult
 from core.hardware import fingerprint, hardware_key
 from core.metrics import headline, rates
 from core.record import ExampleResult, PairResult, Rates, RunRecord

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.aisp import app
-from core import expectations as expect
+from core import gate as verdict
 from core.benchmark import Workload
 from core.compare import comparable, compare_runs, environment_differences
 from core.discovery import Pair, select
@@ -19,6 +19,7 @@ from core.report import notes, row
 from core.runner import ResumeError, RunOptions, annotate, run_suite, write_expectations
 from core.stats import summarize
 from tests.conftest import GOOD_RUN, vec_chapter_files, vec_pair_file
+from core.goals import ratio_of
 
 
 def side(ms: float, n: int = 20, spread: float = 0.0, host_ms: float | None = None) -> SideResult:
@@ -94,7 +95,7 @@ def test_a_goodput_below_one_is_stored_only_as_a_declared_negative_result(tmp_pa
     result.baseline.goodput = [replay(9.89), replay(9.90), replay(9.88)]
     ex.timing.goodput = [replay(9.75), replay(9.74), replay(9.76)]  # 0.98x, rounds agree
     annotate(result, PAIR, {}, {})
-    assert ex.noisy == "" and ex.goodput_ratio == pytest.approx(0.986, abs=0.002)
+    assert ex.noisy == "" and ratio_of(ex) == pytest.approx(0.986, abs=0.002)
     chapter = tmp_path / "ch90"
     chapter.mkdir()
     record = RunRecord(tmp_path, {}, {}, [result])
@@ -128,7 +129,7 @@ def test_a_cpu_bound_pair_is_gated_with_the_wider_tolerance_and_says_so():
     ordinary, cpu = results[False], results[True]
     assert ordinary.expectation.status == "regression" and "wider than ±5%" in ordinary.noisy
     assert cpu.expectation.status == "pass" and cpu.noisy == ""
-    assert cpu.expectation.floor == pytest.approx(5.0 * (1 - expect.CPU_BOUND_TOLERANCE))
+    assert cpu.expectation.floor == pytest.approx(5.0 * (1 - verdict.CPU_BOUND_TOLERANCE))
     assert "cpu-bound" in row(cpu)[3] and "cpu-bound" not in row(ordinary)[3]
     assert any(line.startswith("CPU-BOUND ch90:x: decoding on the host") for line in notes([cpu]))
     # past the wider tolerance it is still a regression, and wider intervals are still noisy
@@ -214,17 +215,17 @@ def test_graph_timing_refuses_pairs_that_cannot_replay_calls(flag):
 
 def test_a_pair_stored_near_one_fails_when_the_optimized_side_is_slower():
     entry = {"speedup": 1.03}  # default tolerance: floor 0.927 — a slower side used to pass
-    assert expect.gate(entry, 0.95, (0.94, 0.96)).status == "regression"
-    assert expect.gate(entry, 0.99, (0.97, 1.01)).status == "inconclusive"
-    assert expect.gate(entry, 1.02, (1.01, 1.03)).status == "pass"
-    assert expect.gate({"speedup": 2.0}, 1.85, (1.84, 1.86)).status == "pass"  # far from 1: as before
+    assert verdict.gate(entry, 0.95, (0.94, 0.96)).status == "regression"
+    assert verdict.gate(entry, 0.99, (0.97, 1.01)).status == "inconclusive"
+    assert verdict.gate(entry, 1.02, (1.01, 1.03)).status == "pass"
+    assert verdict.gate({"speedup": 2.0}, 1.85, (1.84, 1.86)).status == "pass"  # far from 1: as before
 
 
 def test_below_one_needs_a_declared_negative_result():
     entry = {"speedup": 0.72}  # ch10 cluster_dsmem
-    assert expect.gate(entry, 0.72, (0.71, 0.73)).status == "regression"
-    verdict = expect.gate(entry, 0.72, (0.71, 0.73), negative_result="DSMEM loses to L2 here")
-    assert verdict.status == "negative" and "DSMEM loses to L2 here" in verdict.message
+    assert verdict.gate(entry, 0.72, (0.71, 0.73)).status == "regression"
+    found = verdict.gate(entry, 0.72, (0.71, 0.73), negative_result="DSMEM loses to L2 here")
+    assert found.status == "negative" and "DSMEM loses to L2 here" in found.message
     result = pair_result(side(1.0), side(1.4), (0.71, 0.73), negative="DSMEM loses to L2 here")
     annotate(result, PAIR, {}, {"x": entry})
     assert result.examples[0].expectation.status == "negative"

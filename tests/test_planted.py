@@ -8,6 +8,7 @@ by tests/test_gpu.py on a GPU.
 from __future__ import annotations
 
 import ast
+import json
 import shutil
 from pathlib import Path
 
@@ -16,25 +17,40 @@ import torch
 from core import REPO_ROOT
 from core.discovery import select
 from core.runner import RunOptions, run_suite
-from tests.conftest import cpu_only
+from tests.conftest import CPU_KEY, cpu_only
 
 PLANTED = REPO_ROOT / "tests" / "planted"
 
 
-def expected(path: Path) -> str:
-    """The file's EXPECT constant, read without importing it."""
+def constant(path: Path, name: str, default: object = None) -> object:
+    """A module constant of a planted file, read without importing it."""
     for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "EXPECT":
-            return node.value.value
-    raise AssertionError(f"{path.name} sets no EXPECT")
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == name:
+            return ast.literal_eval(node.value)
+    return default
+
+
+def expected(path: Path) -> str:
+    """The file's EXPECT: "pass", a phrase the failure reason must contain, or "gate: STATUS"
+    (the pair runs and its gate verdict against its STORED entry is STATUS)."""
+    want = constant(path, "EXPECT")
+    assert want, f"{path.name} sets no EXPECT"
+    return want
 
 
 def planted_chapter(root: Path, name: str = "ch96") -> Path:
+    """The planted files as a chapter, with an expectations file holding each file's STORED
+    entry (what a reviewer stored for it: the rules it must still declare)."""
     chapter = root / name
     chapter.mkdir(parents=True)
     (chapter / "__init__.py").write_text("")
+    stored = {}
     for file in PLANTED.glob("*.py"):
         shutil.copy(file, chapter / file.name)
+        if (entry := constant(file, "STORED")) is not None:
+            stored[file.stem[len("optimized_"):]] = entry
+    (chapter / f"expectations_{CPU_KEY}.json").write_text(json.dumps(
+        {"schema": 1, "hardware_key": CPU_KEY, "examples": stored}))
     return chapter
 
 
@@ -73,8 +89,13 @@ def check_verdicts(chapter: Path, rows: dict) -> list[str]:
         if row.status == "skipped":
             assert "needs a CUDA GPU" in row.reason and not torch.cuda.is_available(), (name, row.reason)
             continue
+        gate = row.expectation.status if row.expectation else None
         if want == "pass":
             assert row.status == "ok" and row.speedup, f"{name} (honest) failed: {row.reason}"
+            assert gate != "rules changed", f"{name} (honest): {row.expectation.message}"
+        elif want.startswith("gate: "):
+            assert row.status == "ok", f"{name}: {row.reason}"
+            assert gate == want[len("gate: "):], f"{name}: {gate}: {row.expectation.message}"
         else:
             assert row.status == "failed", f"{name} (cheat) passed with {row.speedup}"
             assert any(phrase in row.reason for phrase in want.split("|")), f"{name}: {row.reason}"
@@ -98,11 +119,20 @@ def test_every_planted_file_states_its_verdict():
 
 
 def test_cheats_and_twins_come_in_pairs():
-    """At least as many honest twins as cheats, and the issue's classes are all there."""
-    verdicts = {f.stem: expected(f) for f in PLANTED.glob("optimized_*.py")}
-    cheats = [n for n, v in verdicts.items() if v != "pass"]
-    honest = [n for n, v in verdicts.items() if v == "pass"]
+    """Every cheat has an honest twin: named in its TWIN, or (the older files) counted; and
+    the issue's classes are all there."""
+    files = {f.stem: f for f in PLANTED.glob("optimized_*.py")}
+    verdicts = {name: expected(f) for name, f in files.items()}
+    twins = {name: constant(f, "TWIN") for name, f in files.items() if constant(f, "TWIN")}
+    for cheat, twin in twins.items():
+        assert verdicts[cheat] != "pass" and verdicts.get(twin) == "pass", (cheat, twin)
+    cheats = [n for n, v in verdicts.items() if v != "pass" and n not in twins]
+    honest = [n for n, v in verdicts.items() if v == "pass" and n not in set(twins.values())]
     assert len(honest) >= len(cheats) - 1  # hang has no twin: every other pair is one
+    for name in ("own_tolerance", "half_within_tolerance", "edge_of_tolerance", "own_workload", "precision_inflated",
+                 "own_reference", "stateful_skip", "declares_negative", "declares_memory_goal",
+                 "declares_cpu_bound"):  # contract v3: a variant cannot choose its own rules
+        assert f"optimized_planted_{name}" in twins
     for name in ("cache_attr", "lru_identity", "alias", "setup_answer", "stream_escape",
                  "stream_backpressure", "timer", "forge"):
         assert f"optimized_planted_{name}" in verdicts or f"optimized_{name}" in verdicts

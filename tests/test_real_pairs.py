@@ -8,7 +8,7 @@ import importlib
 
 import pytest
 
-from core import REPO_ROOT
+from core import REPO_ROOT, goals
 from core.benchmark import Requirements, Tolerance, option, shares_builder, validate
 from core.pairfile import unmet_requirement
 from core.discovery import discover
@@ -85,11 +85,10 @@ def test_multi_rank_pair_verifies_on_cpu_ranks(chapter, pair, tmp_path):
 @pytest.mark.parametrize("chapter, pair", CPU_PAIRS, ids=[p.id for _, p in CPU_PAIRS])
 def test_cpu_capable_pair_verifies_on_cpu(chapter, pair):
     """Pairs that declare CPU support verify and time on this machine (in-process, 2 samples)."""
-    from core.child import PairSpec, run_pair
+    from core.child import run_pair
+    from tests.conftest import spec_for
 
-    result = run_pair(PairSpec(pair=pair.id, baseline=str(pair.baseline), seed=0, iterations=2,
-                               warmup=1, examples=[{"name": e.name, "id": e.id, "path": str(e.optimized)}
-                                                   for e in pair.examples]))
+    result = run_pair(spec_for(pair, pair.examples, iterations=2, warmup=1))
     for example in result.examples:
         assert example.status == "ok", f"{example.id}: {example.reason}"
         assert example.verification.ok and example.speedup > 0
@@ -119,7 +118,7 @@ def test_stored_speedups_below_one_are_declared():
         examples = {e.name: e for p in chapter.pairs for e in p.examples}
         for path in sorted(chapter.path.glob("expectations_*.json")):
             for name, entry in expect.load(path).items():
-                measure = expect.GATED_MEASURE.get(entry.get("goal", "speed"), "speedup")
+                measure = goals.goal_of(entry.get("goal", "speed")).field
                 gated = entry.get(measure, entry["speedup"])
                 if gated >= 1.0 or name not in examples:
                     continue

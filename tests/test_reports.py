@@ -13,7 +13,7 @@ from cli.aisp import app
 from core import profiling
 from core.benchmark import Workload
 from core.compare import CompareRow, compare_runs, is_regression, load_run, verdict
-from core.expectations import GateResult
+from core.gate import GateResult
 from core.metrics import rates
 from core.record import ExampleResult, PairResult, RunRecord, SideResult, Verification
 from core.report import render, row, summary_markdown, throttle_notes, write_reports
@@ -255,7 +255,7 @@ def test_ncu_command_filters_to_the_timed_range_with_clock_control_none(tmp_path
     assert "--nvtx" in cmd and cmd[cmd.index("--clock-control") + 1] == "none"
     assert cmd[cmd.index("--replay-mode") + 1] == "kernel"
     assert cmd[cmd.index("--export") + 1] == str(tmp_path / "b.ncu-rep")
-    assert cmd[-5:] == ["-m", "core.child", "--profile-side", "spec.json", "copy_vectorized"]
+    assert cmd[-5:] == ["-m", "core.toolchild", "--profile-side", "spec.json", "copy_vectorized"]
     app_cmd = profiling.ncu_command(tmp_path / "r", "s", [], replay_mode="application",
                                     clock_control="base")
     assert app_cmd[app_cmd.index("--replay-mode") + 1] == "application"

@@ -19,7 +19,7 @@ from core import precheck, results_csv
 from core.benchmark import Workload
 from core.compile_time import ColdStart
 from core.discovery import select
-from core.expectations import GateResult
+from core.gate import GateResult
 from core.goodput import GoodputStats
 from core.memory import Footprint
 from core.record import (ExampleResult, PairResult, Rates, RunRecord, SideResult,
