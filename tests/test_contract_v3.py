@@ -172,3 +172,13 @@ def test_the_pair_spec_round_trips_with_typed_floors():
     assert again == spec and isinstance(again.floors["x"], Floor)
     assert again.path_of("x") == "ch90/optimized_x.py" and again.path_of("baseline") == spec.baseline
     assert math.isclose(again.floors["x"].floor, 1.8)
+
+
+@pytest.mark.parametrize("off, passes", [(0.04, True), (0.075, False)])
+def test_the_rms_error_may_use_half_the_declared_band(off, passes):
+    """Every element off by `off` relative, inside rtol=0.1 elementwise: the relative RMS
+    error (= off) passes up to half the band (0.05) and fails above it."""
+    exact = torch.linspace(1.0, 2.0, 1000, dtype=torch.float64)
+    check = compare(exact, exact * (1 + off), Tolerance(rtol=0.1, atol=0.0), bounded=True)
+    assert check.ok is passes
+    assert check.rms_used == pytest.approx(off / (RMS_SHARE * 0.1), rel=1e-6)
