@@ -8,8 +8,7 @@ fast but runs slower in the steady state.
 """
 from __future__ import annotations
 
-import tempfile
-import uuid
+from pathlib import Path
 
 import pytest
 
@@ -44,22 +43,38 @@ def compiling_side(seconds: float, cache_dir: str, run: str = "x, y = inputs\nre
     return source.replace("class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
 
 
-INDUCTOR_CACHE = 'os.environ.get("TORCHINDUCTOR_CACHE_DIR", "/nonexistent/aisp")'
+def inductor_cache(folder) -> str:
+    """Where an honest side keeps its artifact: TORCHINDUCTOR_CACHE_DIR, which the harness
+    makes empty for each cold start. In the pair's own run (no such variable) it stands for
+    the user's compiler cache: `folder`, made warm here (a test-local folder, already
+    compiled, so the pair run's setup() is never slower than a cold start, however loaded
+    the machine; it used to be a fixed /nonexistent/aisp, shared and left behind)."""
+    (Path(folder) / "artifact").parent.mkdir(parents=True, exist_ok=True)
+    (Path(folder) / "artifact").write_text("compiled")
+    return f'os.environ.get("TORCHINDUCTOR_CACHE_DIR", {str(folder)!r})'
+
+
+# The fake compile times: the baseline's 0.9 s against the honest sides' 0.3 s (3x). Each
+# start's overhead outside the spin (process scheduling on a busy machine) shrinks that
+# ratio and can make one start look slower than another; at these lengths it would take
+# ~0.3 s of such overhead in one start to matter (at 0.6 s / 0.2 s, 0.1 s did).
+BASELINE_S, HONEST_S = 0.9, 0.3
 
 
 @pytest.fixture(scope="module")
 def cold(tmp_path_factory):
     root = tmp_path_factory.mktemp("cold") / "chapters"
-    own_cache = repr(f"{tempfile.gettempdir()}/aisp-planted-{uuid.uuid4().hex}")
-    baseline = vec_pair_file(setup="spin(0.6)").replace(
+    own_cache = repr(str(root.parent / "planted-cache"))  # outside the fresh folders
+    user_cache = inductor_cache(root.parent / "user-inductor-cache")
+    baseline = vec_pair_file(setup=f"spin({BASELINE_S})").replace(
         "class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
     write_chapter(root, "ch93", {
         "_vec_common.py": VEC_COMMON,
         "baseline_vec.py": baseline,
-        "optimized_vec.py": compiling_side(0.2, INDUCTOR_CACHE),  # honest: 3x faster cold start
-        "optimized_vec_own_cache.py": compiling_side(0.6, own_cache),  # planted: warm after one
+        "optimized_vec.py": compiling_side(HONEST_S, user_cache),  # honest: 3x faster cold start
+        "optimized_vec_own_cache.py": compiling_side(BASELINE_S, own_cache),  # planted: warm after one
         "optimized_vec_slow_steady.py": compiling_side(
-            0.2, INDUCTOR_CACHE, run="spin(0.002)\nx, y = inputs\nreturn x + y"),
+            HONEST_S, user_cache, run="spin(0.002)\nx, y = inputs\nreturn x + y"),
     })
     options = RunOptions(iterations=3, warmup=1, timeout_s=120, output_dir=root.parent / "runs")
     with pytest.MonkeyPatch.context() as patch:
@@ -74,7 +89,7 @@ def test_cold_start_is_gated_and_reported(cold):
     ex = cold["vec"]
     assert ex.status == "ok", ex.reason
     assert len(ex.baseline.cold_starts) == 2 and len(ex.timing.cold_starts) == 2
-    assert all(s.setup_s > 0.55 for s in ex.baseline.cold_starts)  # the spin, in setup
+    assert all(s.setup_s > BASELINE_S - 0.05 for s in ex.baseline.cold_starts)  # the spin, in setup
     assert 2.0 < ex.compile_ratio < 4.5
     assert ex.expectation.status == "new"
     assert "faster cold start; time" in row(ex)[3]
@@ -161,12 +176,13 @@ def test_a_gate_run_stops_the_cold_starts_once_the_floor_is_cleared(tmp_path, mo
     from core.hardware import cpu_key
 
     root = tmp_path / "chapters"
-    baseline = vec_pair_file(setup="spin(0.6)").replace(
+    baseline = vec_pair_file(setup=f"spin({BASELINE_S})").replace(
         "class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
-    own_cache = repr(f"{tempfile.gettempdir()}/aisp-planted-{uuid.uuid4().hex}")
-    for chapter, stored, side in (("ch92", 1.5, compiling_side(0.2, INDUCTOR_CACHE)),
-                                  ("ch91", 100.0, compiling_side(0.2, INDUCTOR_CACHE)),
-                                  ("ch90", 1.5, compiling_side(0.2, own_cache))):
+    own_cache = repr(str(tmp_path / "planted-cache"))  # outside the fresh folders, cleaned up
+    user_cache = inductor_cache(tmp_path / "user-inductor-cache")
+    for chapter, stored, side in (("ch92", 1.5, compiling_side(HONEST_S, user_cache)),
+                                  ("ch91", 100.0, compiling_side(HONEST_S, user_cache)),
+                                  ("ch90", 1.5, compiling_side(HONEST_S, own_cache))):
         folder = write_chapter(root, chapter, {"_vec_common.py": VEC_COMMON, "baseline_vec.py": baseline,
                                                "optimized_vec.py": side})
         entry = {"speedup": 1.0, "goal": "compile_time", "compile_ratio": stored, "tolerance": 0.5}
