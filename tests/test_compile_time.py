@@ -43,15 +43,18 @@ def compiling_side(seconds: float, cache_dir: str, run: str = "x, y = inputs\nre
     return source.replace("class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
 
 
-def inductor_cache(folder) -> str:
-    """Where an honest side keeps its artifact: TORCHINDUCTOR_CACHE_DIR, which the harness
-    makes empty for each cold start. In the pair's own run (no such variable) it stands for
-    the user's compiler cache: `folder`, made warm here (a test-local folder, already
-    compiled, so the pair run's setup() is never slower than a cold start, however loaded
-    the machine; it used to be a fixed /nonexistent/aisp, shared and left behind)."""
-    (Path(folder) / "artifact").parent.mkdir(parents=True, exist_ok=True)
-    (Path(folder) / "artifact").write_text("compiled")
-    return f'os.environ.get("TORCHINDUCTOR_CACHE_DIR", {str(folder)!r})'
+INDUCTOR_CACHE = 'os.environ["TORCHINDUCTOR_CACHE_DIR"]'
+
+
+def warm_user_cache(patch, folder: Path) -> None:
+    """Where an honest side keeps its artifact is TORCHINDUCTOR_CACHE_DIR, which the harness
+    makes empty for each cold start; in the pair's own run it is the user's cache. Point that
+    at a test-local folder, already compiled: the pair run's setup() is then never slower
+    than a cold start however loaded the machine, and nothing lands in the real cache (torch
+    sets the variable to /tmp/torchinductor_<user> when unset, where the artifact was left)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "artifact").write_text("compiled")
+    patch.setenv("TORCHINDUCTOR_CACHE_DIR", str(folder))
 
 
 # The fake compile times: the baseline's 0.9 s against the honest sides' 0.3 s (3x). Each
@@ -65,22 +68,22 @@ BASELINE_S, HONEST_S = 0.9, 0.3
 def cold(tmp_path_factory):
     root = tmp_path_factory.mktemp("cold") / "chapters"
     own_cache = repr(str(root.parent / "planted-cache"))  # outside the fresh folders
-    user_cache = inductor_cache(root.parent / "user-inductor-cache")
     baseline = vec_pair_file(setup=f"spin({BASELINE_S})").replace(
         "class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
     write_chapter(root, "ch93", {
         "_vec_common.py": VEC_COMMON,
         "baseline_vec.py": baseline,
-        "optimized_vec.py": compiling_side(HONEST_S, user_cache),  # honest: 3x faster cold start
+        "optimized_vec.py": compiling_side(HONEST_S, INDUCTOR_CACHE),  # honest: 3x faster cold start
         "optimized_vec_own_cache.py": compiling_side(BASELINE_S, own_cache),  # planted: warm after one
         "optimized_vec_slow_steady.py": compiling_side(
-            HONEST_S, user_cache, run="spin(0.002)\nx, y = inputs\nreturn x + y"),
+            HONEST_S, INDUCTOR_CACHE, run="spin(0.002)\nx, y = inputs\nreturn x + y"),
     })
     options = RunOptions(iterations=3, warmup=1, timeout_s=120, output_dir=root.parent / "runs")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(expect, "MIN_SAMPLES", 1)
         patch.setattr(expect, "MAX_INTERVAL_RATIO", float("inf"))
         patch.setattr(compile_time, "COLD_STARTS", 2)
+        warm_user_cache(patch, root.parent / "user-inductor-cache")
         record = run_suite(select(["ch93"], root), options)
     return {ex.name: ex for ex in record.rows}
 
@@ -179,9 +182,9 @@ def test_a_gate_run_stops_the_cold_starts_once_the_floor_is_cleared(tmp_path, mo
     baseline = vec_pair_file(setup=f"spin({BASELINE_S})").replace(
         "class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
     own_cache = repr(str(tmp_path / "planted-cache"))  # outside the fresh folders, cleaned up
-    user_cache = inductor_cache(tmp_path / "user-inductor-cache")
-    for chapter, stored, side in (("ch92", 1.5, compiling_side(HONEST_S, user_cache)),
-                                  ("ch91", 100.0, compiling_side(HONEST_S, user_cache)),
+    warm_user_cache(monkeypatch, tmp_path / "user-inductor-cache")
+    for chapter, stored, side in (("ch92", 1.5, compiling_side(HONEST_S, INDUCTOR_CACHE)),
+                                  ("ch91", 100.0, compiling_side(HONEST_S, INDUCTOR_CACHE)),
                                   ("ch90", 1.5, compiling_side(HONEST_S, own_cache))):
         folder = write_chapter(root, chapter, {"_vec_common.py": VEC_COMMON, "baseline_vec.py": baseline,
                                                "optimized_vec.py": side})
