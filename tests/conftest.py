@@ -174,3 +174,33 @@ def store_noisy(monkeypatch):
     monkeypatch.setattr(core.expectations, "MIN_SAMPLES", 1)
     monkeypatch.setattr(core.expectations, "MAX_INTERVAL_RATIO", float("inf"))
     monkeypatch.setattr(core.runner, "slower_undeclared", lambda ex: False)
+
+
+SKIP_REPORT_ENV = "AISP_SKIP_REPORT"  # .ci/run: where to write one line per skipped test
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """With $AISP_SKIP_REPORT set, write each skipped test as `nodeid<TAB>reason` there, so CI
+    can check every skip's reason against the ones allowed on a CPU-only machine (.ci/run).
+    Runs in the controlling process (with xdist the workers' reports are gathered here)."""
+    path = os.environ.get(SKIP_REPORT_ENV)
+    if not path:
+        return
+    lines = []
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        lines.append(f"{report.nodeid}\t{' '.join(reason.split())}\n")
+    Path(path).write_text("".join(lines))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (--dist loadgroup)
+def pytest_collection_modifyitems(config, items):
+    """Tests that share a module-scoped fixture (one fake-chapter run, one build of every .cu
+    file, ...) go to one xdist worker together, so that fixture runs once, not once per
+    worker: they get the mark xdist_group(<their module>). Other tests spread freely."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        defs = getattr(info, "name2fixturedefs", {}) if info is not None else {}
+        if any(d.scope == "module" for fixture in defs.values() for d in fixture):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
