@@ -193,14 +193,3 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         lines.append(f"{report.nodeid}\t{' '.join(reason.split())}\n")
     Path(path).write_text("".join(lines))
 
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (--dist loadgroup)
-def pytest_collection_modifyitems(config, items):
-    """Tests that share a module-scoped fixture (one fake-chapter run, one build of every .cu
-    file, ...) go to one xdist worker together, so that fixture runs once, not once per
-    worker: they get the mark xdist_group(<their module>). Other tests spread freely."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        defs = getattr(info, "name2fixturedefs", {}) if info is not None else {}
-        if any(d.scope == "module" for fixture in defs.values() for d in fixture):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
