@@ -8,8 +8,7 @@ fast but runs slower in the steady state.
 """
 from __future__ import annotations
 
-import tempfile
-import uuid
+from pathlib import Path
 
 import pytest
 
@@ -45,29 +44,47 @@ def compiling_side(seconds: float, cache_dir: str, run: str = "x, y = inputs\nre
     return source.replace("class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
 
 
-INDUCTOR_CACHE = 'os.environ.get("TORCHINDUCTOR_CACHE_DIR", "/nonexistent/aisp")'
+INDUCTOR_CACHE = 'os.environ["TORCHINDUCTOR_CACHE_DIR"]'
+
+
+def warm_user_cache(patch, folder: Path) -> None:
+    """Where an honest side keeps its artifact is TORCHINDUCTOR_CACHE_DIR, which the harness
+    makes empty for each cold start; in the pair's own run it is the user's cache. Point that
+    at a test-local folder, already compiled: the pair run's setup() is then never slower
+    than a cold start however loaded the machine, and nothing lands in the real cache (torch
+    sets the variable to /tmp/torchinductor_<user> when unset, where the artifact was left)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "artifact").write_text("compiled")
+    patch.setenv("TORCHINDUCTOR_CACHE_DIR", str(folder))
+
+
+# The fake compile times: the baseline's 1.5 s against the honest sides' 0.3 s. A cold start
+# is timed from process start, so the imports (seconds on a busy 2-core machine, varying
+# between starts) are in every side's total: the 1.2 s the spin saves must stand well above
+# that variation for the ratio to favour the honest side. The persisted-cache rule compares
+# setup + first call only (ColdStart.work_s), where scheduling overhead is small.
+BASELINE_S, HONEST_S = 1.5, 0.3
 
 
 @pytest.fixture(scope="module")
 def cold(tmp_path_factory):
     root = tmp_path_factory.mktemp("cold") / "chapters"
-    own_cache = repr(f"{tempfile.gettempdir()}/aisp-planted-{uuid.uuid4().hex}")
-    # 1.5 s of compiling against 0.2 s: well above what imports vary by on a busy host
-    baseline = vec_pair_file(setup="spin(1.5)").replace(
+    own_cache = repr(str(root.parent / "planted-cache"))  # outside the fresh folders
+    baseline = vec_pair_file(setup=f"spin({BASELINE_S})").replace(
         "class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
     write_chapter(root, "ch93", {
         "_vec_common.py": VEC_COMMON,
         "baseline_vec.py": baseline,
-        "optimized_vec.py": compiling_side(0.2, INDUCTOR_CACHE),  # honest: 3x faster cold start
-        "optimized_vec_own_cache.py": compiling_side(0.6, own_cache),  # planted: warm after one
+        "optimized_vec.py": compiling_side(HONEST_S, INDUCTOR_CACHE),  # honest: 3x faster cold start
+        "optimized_vec_own_cache.py": compiling_side(BASELINE_S, own_cache),  # planted: warm after one
         "optimized_vec_slow_steady.py": compiling_side(
-            0.2, INDUCTOR_CACHE, run="spin(0.002)\nx, y = inputs\nreturn x + y"),
+            HONEST_S, INDUCTOR_CACHE, run="spin(0.002)\nx, y = inputs\nreturn x + y"),
         # planted: compiles at import time, which a cold start from setup() would not see
-        "optimized_vec_import_work.py": compiling_side(0.2, INDUCTOR_CACHE).replace(
+        "optimized_vec_import_work.py": compiling_side(HONEST_S, INDUCTOR_CACHE).replace(
             "\n\nclass Bench(VecBench):", "\n\nspin(0.8)\n\n\nclass Bench(VecBench):"),
         # planted: right in its pair's own process, wrong in a fresh one (the cold start's
         # first answer is compared with the baseline's)
-        "optimized_vec_cold_wrong.py": compiling_side(0.2, INDUCTOR_CACHE, run=(
+        "optimized_vec_cold_wrong.py": compiling_side(HONEST_S, INDUCTOR_CACHE, run=(
             "import os\nx, y = inputs\nreturn x - y if os.environ.get('AISP_SPAWNED_AT') else x + y")),
     })
     options = RunOptions(iterations=3, warmup=1, timeout_s=120, output_dir=root.parent / "runs")
@@ -75,6 +92,7 @@ def cold(tmp_path_factory):
         patch.setattr(verdict, "MIN_SAMPLES", 1)
         patch.setattr(verdict, "MAX_INTERVAL_RATIO", float("inf"))
         patch.setattr(compile_time, "COLD_STARTS", 2)
+        warm_user_cache(patch, root.parent / "user-inductor-cache")
         record = run_suite(select(["ch93"], root), options)
     return {ex.name: ex for ex in record.rows}
 
@@ -83,8 +101,8 @@ def test_cold_start_is_gated_and_reported(cold):
     ex = cold["vec"]
     assert ex.status == "ok", ex.reason
     assert len(ex.baseline.cold_starts) == 2 and len(ex.timing.cold_starts) == 2
-    assert all(s.setup_s > 1.45 for s in ex.baseline.cold_starts)  # the spin, in setup
-    assert all(s.setup_s < 1.0 for s in ex.timing.cold_starts)
+    assert all(s.setup_s > BASELINE_S - 0.05 for s in ex.baseline.cold_starts)  # the spin, in setup
+    assert all(s.setup_s < BASELINE_S - 0.5 for s in ex.timing.cold_starts)
     # from process start: imports are in every cold start, and the ratio is of the totals
     assert all(s.import_s > 0.1 for s in ex.baseline.cold_starts + ex.timing.cold_starts)
     assert goals.goal_of("compile_time").ratio(ex) == pytest.approx(
@@ -180,23 +198,24 @@ def test_measure_stops_when_enough_says_the_verdict_is_known():
 
 
 def test_a_gate_run_stops_the_cold_starts_once_the_floor_is_cleared(tmp_path, monkeypatch):
-    """Stored 1.5x (floor 0.75x, lenient for a busy CPU): the honest 3x side is decided after
-    two cold starts per side. Stored 100x: out of reach, all three are run. A planted side
-    that keeps its compiled artifact outside the fresh cache folders (stored at an attainable
-    1.5x) found it warm from the pair's own run, so both its cold starts were fast and it is
-    decided after two as well; it is still caught, by its setup() in the pair's run being far
-    slower than its "cold" starts (compile_time.persisted_problem), which needs no third."""
+    """Stored 1.5x (floor 0.75x, lenient for a busy CPU): the honest side passes, decided after
+    two cold starts per side where they bound it. Stored 100x: out of reach, all three are
+    run. A planted side that keeps its compiled artifact outside the fresh cache folders
+    (stored at an attainable 1.5x) found it warm from the pair's own run, so its cold starts
+    were fast; it is caught by its setup() in the pair's run being far slower than its "cold"
+    starts (compile_time.persisted_problem)."""
     import json
 
     from core.hardware import cpu_key
 
     root = tmp_path / "chapters"
-    baseline = vec_pair_file(setup="spin(0.6)").replace(
+    baseline = vec_pair_file(setup=f"spin({BASELINE_S})").replace(
         "class Bench(VecBench):", SPIN + "\n\nclass Bench(VecBench):")
-    own_cache = repr(f"{tempfile.gettempdir()}/aisp-planted-{uuid.uuid4().hex}")
-    for chapter, stored, side in (("ch92", 1.5, compiling_side(0.2, INDUCTOR_CACHE)),
-                                  ("ch91", 100.0, compiling_side(0.2, INDUCTOR_CACHE)),
-                                  ("ch90", 1.5, compiling_side(0.2, own_cache))):
+    own_cache = repr(str(tmp_path / "planted-cache"))  # outside the fresh folders, cleaned up
+    warm_user_cache(monkeypatch, tmp_path / "user-inductor-cache")
+    for chapter, stored, side in (("ch92", 1.5, compiling_side(HONEST_S, INDUCTOR_CACHE)),
+                                  ("ch91", 100.0, compiling_side(HONEST_S, INDUCTOR_CACHE)),
+                                  ("ch90", 1.5, compiling_side(HONEST_S, own_cache))):
         folder = write_chapter(root, chapter, {"_vec_common.py": VEC_COMMON, "baseline_vec.py": baseline,
                                                "optimized_vec.py": side})
         entry = {"speedup": 1.0, "goal": "compile_time", "compile_ratio": stored, "tolerance": 0.5,
@@ -211,11 +230,14 @@ def test_a_gate_run_stops_the_cold_starts_once_the_floor_is_cleared(tmp_path, mo
     found = {ex.id: ex for ex in record.rows}
     decided, out_of_reach = found["ch92:vec"], found["ch91:vec"]
     assert decided.status == "ok", decided.reason
-    assert len(decided.baseline.cold_starts) == len(decided.timing.cold_starts) == 2
     assert decided.expectation.status == "pass"
-    assert any("2 of 3: the rest could not have moved" in line for line in notes([decided]))
+    # two cold starts when the imports of this busy host varied little enough for two to bound
+    # the median (the decision itself is pinned on fixed numbers in tests/test_goals.py)
+    starts = len(decided.timing.cold_starts)
+    assert len(decided.baseline.cold_starts) == starts and starts in (2, 3)
+    assert (starts == 2) == any("2 of 3: the rest could not have moved" in line
+                                for line in notes([decided]))
     assert len(out_of_reach.baseline.cold_starts) == len(out_of_reach.timing.cold_starts) == 3
     assert out_of_reach.expectation.status == "regression"
     planted = found["ch90:vec"]
     assert planted.status == "failed" and "something it keeps between processes" in planted.reason
-    assert len(planted.timing.cold_starts) == 2

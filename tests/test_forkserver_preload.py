@@ -3,8 +3,10 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from core import REPO_ROOT, forkserver
+from tests.conftest import cpu_only
 
 
 def test_preloading_the_compiler_stack_starts_no_thread_and_leaves_cuda_alone():
@@ -24,8 +26,19 @@ def test_a_module_that_cannot_be_imported_is_reported_not_raised():
     assert forkserver.preload(("json", "aisp_no_such_module")) == ["aisp_no_such_module"]
 
 
-def test_a_child_forked_from_a_server_that_never_touched_cuda_can_use_it_or_finds_none():
+@pytest.mark.skipif(not torch.cuda.is_available(),
+                    reason="needs a CUDA GPU: on a CPU the forked child finds no GPU and passes trivially")
+def test_a_child_forked_from_a_server_that_never_touched_cuda_can_use_it():
     assert forkserver.cuda_survives_fork()
+
+
+@cpu_only
+def test_the_fork_check_tells_a_child_that_finds_no_gpu_from_one_that_cannot_use_it(monkeypatch):
+    # on a CPU: finding no GPU passes; a child told a GPU is there (the patch is inherited
+    # through fork) and failing to use it is reported as a broken fork, not passed over
+    assert forkserver.cuda_survives_fork()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert not forkserver.cuda_survives_fork()
 
 
 def test_a_preload_that_broke_cuda_gives_way_to_a_server_without_it(monkeypatch):

@@ -171,3 +171,51 @@ def test_every_goal_gates_a_declared_negative_result_as_negative(goal):
     found = goals.goal_of(goal).gate(ex, {"speedup": 1.0, goals.goal_of(goal).field: 1.0}, result)
     assert found.status == "negative"
     assert verdict.FAILING == ("regression", "rules changed")
+
+
+# --- the early stop of goals measured in whole rounds, on fixed numbers ----------------------
+
+def test_goodput_replays_stop_once_two_rounds_bound_the_median_above_the_floor():
+    from types import SimpleNamespace
+
+    goodput = goals.goal_of("goodput")
+    session = SimpleNamespace(sides={"x": None})
+    found = {"baseline": [served(4.0), served(4.0)], "x": [served(8.0), served(8.2)]}
+    assert goodput._decided(session, found, {"x": Floor(1.5, 1.25)})  # 2.0-2.05: above 1.5
+    assert not goodput._decided(session, found, {"x": Floor(2.5, 1.25)})  # the third could pass
+    found["x"] = [served(6.0), served(9.0)]  # 1.5-2.25: too wide to be a result yet
+    assert not goodput._decided(session, found, {"x": Floor(1.2, 1.25)})
+    assert not goodput._decided(session, {"baseline": [served(4.0)], "x": [served(8.0)]},
+                                {"x": Floor(1.5, 1.25)})  # one of three bounds nothing
+
+
+def test_cold_starts_stop_once_two_rounds_bound_the_ratio_above_the_floor(tmp_path):
+    """CompileTime.outside with a fake child runner: fixed cold starts (4 s against 2 s), so
+    two rounds bound the ratio at 2.0; with a floor of 1.5 the third round is not run, with
+    none all three are. Every variant's first answer is compared (a fake compare passes)."""
+    from types import SimpleNamespace
+
+    ran: list[str] = []
+
+    def run_child(args, *rest, **kwargs):
+        if args[0] == "--compare":
+            return SimpleNamespace(payload={"problem": None}, problem=None, tail="")
+        side = args[2]
+        ran.append(side)
+        work = 3.0 if side == "baseline" else 1.0
+        return SimpleNamespace(payload={"setup_s": work, "first_call_s": 0.0, "import_s": 1.0},
+                               problem=None, tail="")
+
+    def outside(floors):
+        ran.clear()
+        ex, result = example("compile_time")
+        ex.baseline.setup_s = ex.timing.setup_s = 0.0
+        job = goals.Outside(result, tmp_path / "spec.json", tmp_path, tmp_path, "ch90__x", 60.0,
+                            floors, lambda line: None, run_child)
+        goals.goal_of("compile_time").outside(job, ["x"])
+        return ex
+    ex = outside({"x": Floor(1.5, 1.25)})
+    assert ran == ["x", "baseline"] * 2 and ex.status == "ok"  # variants first in each round
+    assert goals.goal_of("compile_time").ratio(ex) == 2.0
+    ex = outside({})
+    assert ran == ["x", "baseline"] * 3

@@ -175,6 +175,10 @@ from core.benchmark import Benchmark, Workload
 from core.goodput import SLO, poisson_trace
 
 VOCAB, REQUESTS, PROMPT = 100, 24, 16
+# Every time of the fake server (work, SLO, arrivals) is multiplied by SCALE. A replay runs in
+# real time, so a busy machine moves its goodput; the tests below assert only what such delays
+# cannot decide (the early stop's decision is pinned on fixed numbers in tests/test_goals.py).
+SCALE = 1
 
 
 def spin(seconds):  # CPU work standing in for the GPU's (no sleeping)
@@ -188,7 +192,7 @@ def answer(prompt, index):
 
 
 class ContinuousEngine:
-    PREFILL_S_PER_TOKEN, STEP_S, SLOTS = 5e-5, 2e-3, 8
+    PREFILL_S_PER_TOKEN, STEP_S, SLOTS = 5e-5 * SCALE, 2e-3 * SCALE, 8
 
     def __init__(self):
         self.queue, self.running = [], {}
@@ -226,10 +230,10 @@ class StaticEngine(ContinuousEngine):
 
 class Serving(Benchmark):
     supports_cpu = True
-    slo = SLO(ttft_s=0.02, tpot_s=0.006)
+    slo = SLO(ttft_s=0.02 * SCALE, tpot_s=0.006 * SCALE)
 
     def trace(self, seed):
-        return poisson_trace(seed, REQUESTS, rate_rps=300.0, prompt_len=(4, PROMPT),
+        return poisson_trace(seed, REQUESTS, rate_rps=300.0 / SCALE, prompt_len=(4, PROMPT),
                              output_len=(3, 12), vocab=VOCAB)
 
     def make_inputs(self, seed):  # the offline path: every prompt at once
@@ -344,12 +348,13 @@ def test_an_engine_with_answers_from_an_earlier_replay_is_caught(served):
     assert "got other tokens than the baseline's" in ex.reason
 
 
-@pytest.mark.parametrize("stored, replays", [(1.2, 2), (100.0, 3), (None, 3)])
-def test_a_gate_run_ends_the_replays_once_the_third_cannot_change_the_verdict(
+@pytest.mark.parametrize("stored, replays", [(100.0, 3), (None, 3)])
+def test_a_gate_run_replays_all_rounds_unless_its_verdict_is_known(
         stored, replays, in_process_root, make_chapter, monkeypatch):
-    """With two of three rounds in, the median ratio lies between them: both above the floor
-    (stored 1.2x; a lenient tolerance so a busy CPU cannot flake it) means a pass whatever the
-    third gives. A floor out of reach (100x) or no stored entry: all three are replayed."""
+    """A floor out of reach (100x) or no stored entry: all three rounds are replayed. (When
+    two rounds already bound the median above the floor, the third is not run: that decision
+    is pinned on fixed numbers in tests/test_goals.py, since replays here run in real time on
+    a shared CPU.)"""
     import random
 
     from core.child import run_pair

@@ -64,24 +64,6 @@ MULTI_RANK_CPU_PAIRS = [(c, p) for c in CHAPTERS for p in c.pairs
 
 
 @cpu_only
-@pytest.mark.parametrize("chapter, pair", MULTI_RANK_CPU_PAIRS, ids=[p.id for _, p in MULTI_RANK_CPU_PAIRS])
-def test_multi_rank_pair_verifies_on_cpu_ranks(chapter, pair, tmp_path):
-    """Multi-GPU pairs that support the CPU run as gloo ranks under torchrun (the runner's
-    path) and verify; variants that need NCCL are skipped with the reason."""
-    from core.discovery import select
-    from core.runner import RunOptions, run_suite
-
-    record = run_suite(select([pair.id]), RunOptions(iterations=2, warmup=1, timeout_s=300,
-                                                     output_dir=tmp_path / "runs"))
-    for example in record.rows:
-        if example.status == "skipped":
-            assert "needs a CUDA GPU" in example.reason, example.reason
-            continue
-        assert example.status == "ok", f"{example.id}: {example.reason}"
-        assert example.verification.ok and len(example.timing.rank_medians_ms) == _ranks(pair.baseline)
-
-
-@cpu_only
 @pytest.mark.parametrize("chapter, pair", CPU_PAIRS, ids=[p.id for _, p in CPU_PAIRS])
 def test_cpu_capable_pair_verifies_on_cpu(chapter, pair):
     """Pairs that declare CPU support verify and time on this machine (in-process, 2 samples)."""

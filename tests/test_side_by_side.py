@@ -1,6 +1,7 @@
 """Smoke runs with several pairs at a time (core.side_by_side, bench run --mode smoke --jobs)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -8,6 +9,7 @@ import time
 
 import pytest
 
+import core.process
 import core.runner
 from core import side_by_side
 from core.discovery import select
@@ -22,7 +24,17 @@ def _ok(name: str) -> PairResult:
     return PairResult(pair=name, status="ok", device="cpu")
 
 
-def test_jobs_run_at_the_same_time_and_failures_come_back_unkept():
+@pytest.fixture
+def no_fork_servers(monkeypatch):
+    """For tests whose `measure` (or run_pair) is faked and starts no child: each job thread's
+    fork server (torch and the compiler stack imported, seconds each) would go unused."""
+    import core.process
+
+    monkeypatch.setattr(core.process, "open_fork_server", lambda env=None: None)
+    monkeypatch.setattr(core.runner, "fork_server", lambda env=None: contextlib.nullcontext())
+
+
+def test_jobs_run_at_the_same_time_and_failures_come_back_unkept(no_fork_servers):
     """Two jobs that each wait for the other finish only if they run at once; a failed one
     is returned for the runner to run again alone, and never kept."""
     met = threading.Barrier(2, timeout=5)
@@ -49,7 +61,7 @@ def test_jobs_run_at_the_same_time_and_failures_come_back_unkept():
     assert dict(failed)["broken"].status == "failed"
 
 
-def test_one_at_a_time_is_not_side_by_side():
+def test_one_at_a_time_is_not_side_by_side(no_fork_servers):
     """The same two jobs one at a time: neither meets the other (what the test above relies on)."""
     met = threading.Barrier(2, timeout=0.5)
 
@@ -64,7 +76,7 @@ def test_one_at_a_time_is_not_side_by_side():
     assert [job for job, _ in failed] == ["a", "b"]
 
 
-def test_an_interrupt_keeps_what_finished_and_drops_what_it_cut_short():
+def test_an_interrupt_keeps_what_finished_and_drops_what_it_cut_short(no_fork_servers):
     """Ctrl-C (here raised in one job): the run stops and re-raises; jobs still running then
     are not kept (killed, they would read as failures), and no new job starts.
 
@@ -125,7 +137,10 @@ def test_kill_running_ends_a_child_another_thread_waits_for(tmp_path):
     thread = threading.Thread(target=wait_for_child)
     began = time.perf_counter()
     thread.start()
-    time.sleep(2.0)
+    started_by = time.monotonic() + 30  # polled, not a fixed wait: the child is running once
+    while not core.process._running and time.monotonic() < started_by:  # it is registered
+        time.sleep(0.05)
+    assert core.process._running, "the sleeper child did not start within 30 s"
     try:
         kill_running()
         thread.join(timeout=20)
@@ -214,7 +229,8 @@ def test_each_child_gets_its_share_of_the_cores():
 
 
 @pytest.mark.parametrize("mode, precompiled", [("smoke", False), ("full", True)])
-def test_side_by_side_smoke_skips_the_precompile_phase(tmp_path, monkeypatch, mode, precompiled):
+def test_side_by_side_smoke_skips_the_precompile_phase(tmp_path, monkeypatch, mode, precompiled,
+                                                      no_fork_servers):
     """On a GPU a smoke run compiles in its pairs, side by side; a full run precompiles first.
     (Probe, precompile and children faked: only the runner's choice runs.)"""
     root = tmp_path / "chapters"
@@ -233,7 +249,9 @@ def test_side_by_side_smoke_skips_the_precompile_phase(tmp_path, monkeypatch, mo
     run_suite(select(["ch95"], root), RunOptions(mode=mode, iterations=3, warmup=1, jobs=None,
                                                  output_dir=tmp_path / "runs"))
     assert ("precompile" in calls) == precompiled
-    assert all(name.startswith("smoke") for name in calls if name != "precompile") == (mode == "smoke")
+    ran_in = [name for name in calls if name != "precompile"]
+    assert len(ran_in) == 2, calls  # both pairs ran (an empty list would make all() vacuous)
+    assert all(name.startswith("smoke") for name in ran_in) == (mode == "smoke")
 
 
 def test_full_run_rejects_jobs(tmp_path):
