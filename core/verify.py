@@ -167,6 +167,8 @@ def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None,
         if not (bounded and tolerance is not None and e.is_floating_point() and rms > 0):
             continue  # the scale-aware error judges declared tolerances (the defaults are ours)
         allowed_rms = RMS_SHARE * max(tol.rtol, tol.atol / rms)
+        if allowed_rms == 0:
+            continue  # an exact tolerance: every element matched already
         rms_used = max(rms_used, rel_rms / allowed_rms)
         if rel_rms > allowed_rms:
             return Check(False, f"{name}: relative RMS error {rel_rms:.3g} is above "

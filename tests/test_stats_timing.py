@@ -365,8 +365,9 @@ def test_rounds_grow_longer_when_the_checks_between_them_cost_more_than_the_roun
     costly_rounds, samples = _rounds_with_checks_costing(0.03)
     assert cheap_rounds > 60  # 2 samples per round: ~150 rounds in 0.3 s
     # 2 -> 4 -> ... -> 30 samples per round (0.3 s / (MIN_ROUNDS * 1 ms)): far fewer checks,
-    # never fewer rounds than the round bootstrap needs, and the side's time is still spent
-    assert MIN_ROUNDS <= costly_rounds <= 25
+    # never fewer rounds than the round bootstrap needs, and the side's time is still spent.
+    # (Compared with the cheap run, not with a fixed count: a sleep oversleeps on a busy host.)
+    assert MIN_ROUNDS <= costly_rounds < cheap_rounds / 2
     assert samples >= 150
 
 
