@@ -124,11 +124,12 @@ def test_a_cache_kept_outside_the_fresh_directories_is_caught(cold):
 
 
 def test_work_moved_to_import_time_is_in_the_cold_start(cold):
-    honest, moved = cold["vec"], cold["vec_import_work"]
+    moved = cold["vec_import_work"]
     assert moved.status == "ok", moved.reason
-    assert all(s.import_s > 0.8 for s in moved.timing.cold_starts)  # the spin at import
-    assert (compile_time.median_s(moved.timing.cold_starts)
-            > compile_time.median_s(honest.timing.cold_starts) + 0.5)
+    for start in moved.timing.cold_starts:  # the 0.8 s spin at import, counted, not in setup
+        assert start.import_s > 0.8 and start.setup_s < 0.8
+        assert start.total_s == pytest.approx(start.import_s + start.setup_s + start.first_call_s)
+    # (not compared with the honest side's total: a busy host's imports vary by more than 0.8 s)
 
 
 def test_a_cold_start_whose_first_answer_is_wrong_fails(cold):

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 class CompileTime(Goal):
     name = "compile_time"
     field = "compile_ratio"
+    gain = "faster cold start"
     what = "cold start "
 
     def outside(self, job: Outside, names: list[str]) -> None:
@@ -140,10 +141,6 @@ class CompileTime(Goal):
                 "baseline_cold_start_s": round(median_s(ex.baseline.cold_starts), 3),
                 "optimized_cold_start_s": round(median_s(ex.timing.cold_starts), 3)}
 
-    def cell(self, ex: ExampleResult, time_cell: str) -> str:
-        ratio = self.ratio(ex)
-        saved = f"{ratio:.2f}x faster cold start" if ratio is not None else "cold start not measured"
-        return f"{saved}; time {time_cell}"
 
     def notes(self, ex: ExampleResult) -> list[str]:
         from core.compile_time import COLD_STARTS

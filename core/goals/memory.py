@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 class Memory(Goal):
     name = "memory"
     field = "memory_ratio"
+    gain = "less memory"
     what = "memory saved "
 
     def before_setup(self, session: Any, names: list[str]) -> None:
@@ -75,10 +76,6 @@ class Memory(Goal):
                 "baseline_peak_bytes": ex.baseline.memory.peak_bytes,
                 "optimized_peak_bytes": ex.timing.memory.peak_bytes}
 
-    def cell(self, ex: ExampleResult, time_cell: str) -> str:
-        ratio = self.ratio(ex)
-        saved = f"{ratio:.2f}x less memory" if ratio is not None else "memory not measured"
-        return f"{saved}; time {time_cell}"
 
     def notes(self, ex: ExampleResult) -> list[str]:
         from core.memory import mib

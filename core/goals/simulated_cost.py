@@ -24,6 +24,7 @@ class SimulatedCost(Goal):
     name = "simulated_cost"
     field = "simulated_cost_ratio"
     pair_owned = ("simulated_cost",)
+    gain = "less simulated time"
     what = "simulated cost "
 
     def check_contract(self, bench: Benchmark, origin: str) -> None:
@@ -87,10 +88,6 @@ class SimulatedCost(Goal):
                 "baseline_simulated_s": round(statistics.median(ex.baseline.simulated_costs), 9),
                 "optimized_simulated_s": round(statistics.median(ex.timing.simulated_costs), 9)}
 
-    def cell(self, ex: ExampleResult, time_cell: str) -> str:
-        ratio = self.ratio(ex)
-        saved = f"{ratio:.2f}x less simulated time" if ratio is not None else "simulated cost not measured"
-        return f"{saved}; time {time_cell}"
 
     def notes(self, ex: ExampleResult) -> list[str]:
         if self.ratio(ex) is None:
