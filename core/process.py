@@ -168,16 +168,17 @@ _thread = _ThreadServer()
 _NOT_FORKED: Any = object()
 
 
-def open_fork_server(env: dict[str, str] | None = None) -> Any:
+def open_fork_server(env: dict[str, str] | None = None, preload: bool = True) -> Any:
     """A started core.forkserver.ForkServer with `env` set in it and its children, or None
-    when AISP_FORK_SERVER=0 or it cannot start (children then start from scratch). The caller
+    when AISP_FORK_SERVER=0 or it cannot start (children then start from scratch). `preload`:
+    it also imports the compiler front end (worth it only when pairs compile). The caller
     hands it to a thread (use_fork_server) and closes it."""
     if os.environ.get("AISP_FORK_SERVER", "1") == "0" or not hasattr(os, "fork"):
         return None
     from core.forkserver import ForkServer, ForkServerError
 
     try:
-        return ForkServer(env=env)
+        return ForkServer(preload=preload, env=env)
     except (ForkServerError, OSError):
         return None
 
@@ -188,12 +189,12 @@ def use_fork_server(server: Any) -> None:
 
 
 @contextmanager
-def fork_server(env: dict[str, str] | None = None) -> Iterator[None]:
+def fork_server(env: dict[str, str] | None = None, preload: bool = True) -> Iterator[None]:
     """While active, the pairs' children this thread runs are forked from one process that
     imported torch once (core.forkserver). Each thread has its own: a smoke run side by side
     gives each job thread one, with `env` (its share of the cores) set in the server and its
-    children."""
-    use_fork_server(open_fork_server(env))
+    children. `preload`: the server imports the compiler front end too (~2 s of a CPU)."""
+    use_fork_server(open_fork_server(env, preload))
     try:
         yield
     finally:

@@ -480,7 +480,10 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
         serial = [(i, p, e) for i, p, e in serial if p.id not in finished]
         if jobs > 1:
             serial = run_side_by_side(serial, total, jobs, measure, keep, listener)
-        with fork_server():  # torch imported once per run; each pair still gets a fresh child
+        # torch imported once per run, and the compiler front end where a pair compiles; each
+        # pair still gets a fresh child
+        compiling = bool(precompile.jobs_for([(p, e) for _, p, e in serial], smoke=True))
+        with fork_server(preload=compiling):
             for index, pair, examples in serial:
                 listener(PairStarted(index, total, pair.id))
                 keep(index, measure(pair, examples))

@@ -545,3 +545,24 @@ def test_a_fork_server_that_cannot_start_leaves_fresh_processes(make_chapter, fa
     record = run_suite(select(["ch93"], root=fake_root),
                        RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs"))
     assert record.rows[0].status == "ok"
+
+
+@pytest.mark.parametrize("compiles", [False, True])
+def test_the_fork_server_preloads_the_compiler_only_for_a_run_that_compiles(
+        compiles, fake_root, make_chapter, tmp_path, monkeypatch):
+    """Importing dynamo, AOT autograd, Flex and Triton in the server costs ~2 s of a CPU at
+    every run; it pays only where a pair's side compiles (core.precompile.COMPILES)."""
+    from contextlib import contextmanager
+
+    asked = []
+
+    @contextmanager
+    def recording_server(env=None, preload=True):
+        asked.append(preload)
+        yield
+    monkeypatch.setattr(core.runner, "fork_server", recording_server)
+    body = "x, y = inputs\nreturn x + y" + ("  # torch.compile(...) would go here" if compiles else "")
+    make_chapter("ch95", vec_chapter_files(default=vec_pair_file(body)))
+    run_suite(select(["ch95"], fake_root), RunOptions(iterations=2, warmup=1,
+                                                      output_dir=tmp_path / "runs"))
+    assert asked == [compiles]
