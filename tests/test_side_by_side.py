@@ -30,8 +30,8 @@ def no_fork_servers(monkeypatch):
     fork server (torch and the compiler stack imported, seconds each) would go unused."""
     import core.process
 
-    monkeypatch.setattr(core.process, "open_fork_server", lambda env=None: None)
-    monkeypatch.setattr(core.runner, "fork_server", lambda env=None: contextlib.nullcontext())
+    monkeypatch.setattr(core.process, "open_fork_server", lambda env=None, preload=True: None)
+    monkeypatch.setattr(core.runner, "fork_server", lambda env=None, preload=True: contextlib.nullcontext())
 
 
 def test_jobs_run_at_the_same_time_and_failures_come_back_unkept(no_fork_servers):
