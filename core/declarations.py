@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from core.benchmark import option
+from core.gate import GateResult
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,23 @@ class Declarations:
         """'negative_result: stored "", now "why"' for each declaration that changed."""
         return [f"{f.name}: stored {getattr(stored, f.name)!r}, now {getattr(self, f.name)!r}"
                 for f in fields(self) if getattr(self, f.name) != getattr(stored, f.name)]
+
+
+def rules_changed(ex: Any, entry: dict[str, Any] | None) -> GateResult | None:
+    """A failing verdict when the variant (an ExampleResult) now declares other rules than
+    its entry was stored with: a rule change is made with --update-expectations, where it
+    shows as a diff of the expectations file."""
+    if entry is None:
+        return None
+    other_goal, speedup = entry.get("goal"), entry.get("speedup")
+    stored_as = (f"stored gated on its {other_goal}" if other_goal else
+                 f"stored as gated at {speedup:.2f}x" if isinstance(speedup, (int, float)) else "stored")
+    # an entry without them declared nothing (entries stored before 2026-11-27 were migrated)
+    differences = ex.declarations.differences(Declarations.from_dict(entry.get("declarations") or {}))
+    if not differences:
+        return None
+    return GateResult("rules changed", f"{ex.id} now declares other rules ({'; '.join(differences)}); "
+                      f"it is {stored_as}: change its rules with --update-expectations")
 
 
 def migrate(root: Any = None) -> list[str]:

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from core import REPO_ROOT, atomic, goals, precheck, precompile, results_csv, side_by_side
 from core import expectations as expect
-from core.declarations import Declarations
+from core.declarations import rules_changed
 from core.decided import Floor
 from core.discovery import Example, Pair
 from core.events import Listener, Note, PairFinished, PairStarted, RunStarted
@@ -348,23 +348,6 @@ def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
             ex.expectation = GateResult("teaching", f"not gated (teaching pair): "
                                         f"{ex.expectation.message}",
                                         ex.expectation.stored_speedup, ex.expectation.floor)
-
-
-def rules_changed(ex: ExampleResult, entry: dict[str, Any] | None) -> GateResult | None:
-    """A failing verdict when the variant now declares other rules than it is stored with
-    (core.declarations): a rule change is made with --update-expectations, where it shows
-    as a diff of the expectations file."""
-    if entry is None:
-        return None
-    goal = goals.GOALS.get(entry.get("goal", goals.DEFAULT)) or goals.goal_of(goals.DEFAULT)
-    value = entry.get(goal.field, entry.get("speedup"))
-    stored_as = f"stored as gated at {value:.2f}x" if isinstance(value, (int, float)) else "stored"
-    # an entry without them declared nothing (entries stored before 2026-11-27 were migrated)
-    differences = ex.declarations.differences(Declarations.from_dict(entry.get("declarations") or {}))
-    if not differences:
-        return None
-    return GateResult("rules changed", f"{ex.id} now declares other rules ({'; '.join(differences)}); "
-                      f"it is {stored_as}: change its rules with --update-expectations")
 
 
 def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[str, Any]:

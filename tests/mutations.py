@@ -172,7 +172,7 @@ MUTATIONS = [
              "if getattr(variant, name) > getattr(baseline, name) * (1 + 1e-9)]",
              "if False]",
              (C + "test_a_declared_precision_may_count_fewer_bytes_never_more",)),
-    Mutation("declarations-not-pinned", "core/runner.py",
+    Mutation("declarations-not-pinned", "core/declarations.py",
              "    if not differences:\n        return None",
              "    return None",
              (C + "test_a_run_declaring_other_rules_than_stored_fails_the_gate",)),
@@ -203,7 +203,7 @@ def environment(copy: Path) -> dict[str, str]:
 
 
 def pytest(copy: Path, tests: tuple[str, ...], timeout_s: float) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+    return subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider",
                            *tests], cwd=copy, env=environment(copy), capture_output=True,
                           text=True, timeout=timeout_s)
 

@@ -9,11 +9,10 @@ import pytest
 import torch
 
 from core.benchmark import Benchmark, Tolerance, Workload
-from core.declarations import Declarations
+from core.declarations import Declarations, rules_changed
 from core.decided import Floor
 from core.record import PairSpec, VariantSpec
 from core.rules import variant_problem, workload_problem
-from core.runner import rules_changed
 from core.verify import MAX_ATOL_OF_RMS, MAX_RTOL, RMS_SHARE, compare, tolerance_problem
 from tests.test_honest_headlines import pair_result, side
 

@@ -75,7 +75,15 @@ class Goal:
         raise NotImplementedError
 
     def entry(self, ex: ExampleResult) -> dict[str, Any]:
-        """What --update-expectations stores for this goal beside the speedup."""
+        """What --update-expectations stores for this goal beside the speedup: the goal, its
+        ratio and each side's own figure (nothing for the speed, whose ratio is the speedup)."""
+        ratio = self.ratio(ex)
+        if self.gates_time or ratio in (None, float("inf")):
+            return {}
+        return {"goal": self.name, self.field: round(ratio, 4), **self.sides_figures(ex)}
+
+    def sides_figures(self, ex: ExampleResult) -> dict[str, Any]:
+        """Each side's own measured figure, stored beside the ratio for a reader."""
         return {}
 
     gain = ""  # how the table names the gated ratio ("less memory": "2.00x less memory")

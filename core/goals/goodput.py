@@ -132,14 +132,10 @@ class Goodput(Goal):
         return verdict.gate(entry, ratio, (lo, hi), default_tolerance=verdict.CPU_BOUND_TOLERANCE,
                             negative_result=ex.negative_result, measure=self.field, what=self.what)
 
-    def entry(self, ex: ExampleResult) -> dict[str, Any]:
+    def sides_figures(self, ex: ExampleResult) -> dict[str, Any]:
         from core.goodput import median_goodput
 
-        ratio = self.ratio(ex)
-        if ratio in (None, float("inf")):
-            return {}
-        return {"goal": self.name, self.field: round(ratio, 4),
-                "baseline_goodput_rps": round(median_goodput(ex.baseline.goodput), 3),
+        return {"baseline_goodput_rps": round(median_goodput(ex.baseline.goodput), 3),
                 "optimized_goodput_rps": round(median_goodput(ex.timing.goodput), 3)}
 
     def cell(self, ex: ExampleResult, time_cell: str) -> str:

@@ -68,14 +68,9 @@ class Memory(Goal):
         return verdict.gate(entry, ratio, (ratio, ratio), negative_result=ex.negative_result,
                             measure=self.field, what=self.what)
 
-    def entry(self, ex: ExampleResult) -> dict[str, Any]:
-        ratio = self.ratio(ex)
-        if ratio is None:
-            return {}
-        return {"goal": self.name, self.field: round(ratio, 4),
-                "baseline_peak_bytes": ex.baseline.memory.peak_bytes,
+    def sides_figures(self, ex: ExampleResult) -> dict[str, Any]:
+        return {"baseline_peak_bytes": ex.baseline.memory.peak_bytes,
                 "optimized_peak_bytes": ex.timing.memory.peak_bytes}
-
 
     def notes(self, ex: ExampleResult) -> list[str]:
         from core.memory import mib

@@ -80,14 +80,9 @@ class SimulatedCost(Goal):
         return verdict.gate(entry, ratio, interval, negative_result=ex.negative_result,
                             measure=self.field, what=self.what)
 
-    def entry(self, ex: ExampleResult) -> dict[str, Any]:
-        ratio = self.ratio(ex)
-        if ratio is None:
-            return {}
-        return {"goal": self.name, self.field: round(ratio, 4),
-                "baseline_simulated_s": round(statistics.median(ex.baseline.simulated_costs), 9),
+    def sides_figures(self, ex: ExampleResult) -> dict[str, Any]:
+        return {"baseline_simulated_s": round(statistics.median(ex.baseline.simulated_costs), 9),
                 "optimized_simulated_s": round(statistics.median(ex.timing.simulated_costs), 9)}
-
 
     def notes(self, ex: ExampleResult) -> list[str]:
         if self.ratio(ex) is None:
