@@ -11,18 +11,20 @@ in it (a forked process may initialise CUDA if its parent never did). It then ru
 core.child's main unchanged.
 
 Protocol (the server's stdin and stdout, one JSON object per line):
-    runner -> server  {"args": [...], "log": path, "env": {...}, "cwd": path,
-                       "path": [dirs], "token": hex}
+    runner -> server  {"module": name, "args": [...], "log": path, "env": {...},
+                       "cwd": path, "path": [dirs], "token": hex}
     server -> runner  {"pid": N}                  the child exists
     server -> runner  {"exit": N, "code": C}      it ended (C < 0: killed by signal -C)
 
-Only a pair's main child uses it (core.process.run_child with module core.child, and no
-extra environment beyond the one the server was started with): cold starts, profiling and
-load tests keep fresh processes, since their point is a process that starts from nothing. If the server cannot start or dies, the runner
+A pair's main child uses it, and so do the run's device probe and requirements check
+(core.process.FORKED lists them; each with no extra environment beyond the one the server
+was started with): cold starts, profiling and load tests keep fresh processes, since their
+point is a process that starts from nothing. If the server cannot start or dies, the runner
 goes back to fresh processes for the rest of the run (and says so in the pair's log).
 """
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -81,9 +83,9 @@ class ForkServer:
         self._buffer = b""
 
     def start(self, args: list[str], log: Path, env: dict[str, str], token: str,
-              path: list[str]) -> int:
-        """Fork a child running `core.child ARGS`; its pid (also its process group)."""
-        request = {"args": args, "log": str(log), "env": env, "cwd": str(REPO_ROOT),
+              path: list[str], module: str = "core.child") -> int:
+        """Fork a child running `python -m MODULE ARGS`; its pid (also its process group)."""
+        request = {"module": module, "args": args, "log": str(log), "env": env, "cwd": str(REPO_ROOT),
                    "path": path, "token": token}
         try:
             self.proc.stdin.write((json.dumps(request) + "\n").encode())
@@ -141,7 +143,8 @@ def _send(message: dict[str, Any]) -> None:
 
 
 def _run_child(request: dict[str, Any]) -> None:
-    """In the forked child: become a fresh pair process, then run core.child's main."""
+    """In the forked child: become a fresh process, then run the module's main (core.child's
+    for a pair)."""
     code = 1
     try:
         os.setsid()  # its own session and process group, as start_new_session gives
@@ -161,10 +164,9 @@ def _run_child(request: dict[str, Any]) -> None:
         sys.path[:0] = [p for p in request["path"] if p not in sys.path[:len(request["path"])]]
         signal.signal(signal.SIGINT, signal.default_int_handler)
         random.seed()  # not the server's state: every child draws its own
-        sys.argv = [str(Path(REPO_ROOT, "core", "child.py")), *request["args"]]
-        from core import child
-
-        code = child.main(request["args"]) or 0  # deliver() exits at once with 0
+        module = request.get("module", "core.child")
+        sys.argv = [str(Path(REPO_ROOT, *module.split("."))) + ".py", *request["args"]]
+        code = importlib.import_module(module).main(request["args"]) or 0  # deliver() exits with 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: BLE001 - the log says why; the runner sees the code
@@ -183,8 +185,6 @@ CUDA_BROKEN = "a child forked from the server cannot use CUDA"
 
 def preload(modules: tuple[str, ...] = PRELOADED) -> list[str]:
     """Import what every compiling child would import; the names that could not be imported."""
-    import importlib
-
     missing = []
     for name in modules:
         try:
@@ -213,7 +213,7 @@ def cuda_survives_fork() -> bool:
 def serve(with_preload: bool = True) -> None:
     import torch  # noqa: F401 - the point of the server: imported once, CUDA untouched
 
-    from core import child  # noqa: F401 - and the harness, before any fork
+    from core import child, pairfile, toolchild  # noqa: F401 - and the harness, before any fork
 
     if with_preload:
         preload()

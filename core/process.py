@@ -34,6 +34,15 @@ def child_env(root: Path = REPO_ROOT) -> dict[str, str]:
     return {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
 
 
+# What may be forked from the run's fork server (module -> the first arguments allowed; None:
+# any): a pair's child, the requirements check, the device probe and the comparison of cold-start
+# answers. Cold starts, profiling and load tests start from nothing: that is their point.
+FORKED: dict[str, set[tuple[str, ...]] | None] = {
+    "core.child": None, "core.precheck": None,
+    "core.toolchild": {("--probe",), ("--compare",)},
+}
+
+
 @dataclass
 class ChildOutcome:
     code: int | None  # exit code; None when it was killed at the timeout
@@ -58,16 +67,18 @@ def run_child(args: list[str], timeout_s: float, log: Path, root: Path = REPO_RO
     `root` (the folder holding the chapter packages) goes first on the child's PYTHONPATH,
     so pair files import as `chNN.<file>` from wherever the chapters live (tests use a tmp dir).
     `env`: variables to set on top of the usual child environment. A pair's own child
-    (core.child) is forked from this thread's fork server when one is up (`fork_server()`) and
-    was started with the same extra environment; everything else starts from scratch.
+    (core.child), the requirements check and the device probe (FORKED) are forked from this
+    thread's fork server when one is up (`fork_server()`) and was started with the same extra
+    environment; everything else starts from scratch.
     """
     token = secrets.token_hex(16)
     if result is not None:
         result.unlink(missing_ok=True)
     server = _thread.server
-    forked = (server is not None and module == "core.child" and (env or {}) == server.env
-              and not (args and args[0].startswith("--")))
-    code = _run_forked(server, args, timeout_s, log, root, token) if forked else _NOT_FORKED
+    forked = (server is not None and (env or {}) == server.env
+              and module in FORKED and (FORKED[module] is None or tuple(args[:1]) in FORKED[module]))
+    code = (_run_forked(server, args, timeout_s, log, root, token, module) if forked
+            else _NOT_FORKED)
     if code is _NOT_FORKED:
         code = _run_fresh(args, timeout_s, log, root, token, env, module)
     tail = log.read_text(errors="replace")[-3000:]
@@ -204,7 +215,7 @@ def fork_server(env: dict[str, str] | None = None, preload: bool = True) -> Iter
 
 
 def _run_forked(server: Any, args: list[str], timeout_s: float, log: Path, root: Path,
-                token: str) -> Any:
+                token: str, module: str) -> Any:
     """A child forked from `server` (this thread's): the exit code, None at the timeout, or
     _NOT_FORKED when the server failed (it is dropped for the rest of the run; the child
     starts fresh)."""
@@ -213,7 +224,7 @@ def _run_forked(server: Any, args: list[str], timeout_s: float, log: Path, root:
     path = [str(root), str(REPO_ROOT)]
     log.write_text("")  # the child truncates and writes it; it exists even if the fork fails
     try:
-        pid = server.start(args, log, {**child_env(root), **server.env}, token, path)
+        pid = server.start(args, log, {**child_env(root), **server.env}, token, path, module)
     except ForkServerError:
         server.close()
         _thread.server = None

@@ -1,9 +1,10 @@
 """Pairs that need several GPUs: launched through torchrun, kept in step across ranks.
 
 A pair whose baseline declares `requires = Requirements(gpus=N)` with N > 1 runs as N ranks
-under `torchrun` (torch.distributed.run): the pair's child process becomes a launcher that
-starts `torchrun --standalone --nproc_per_node N -m core.child SPEC RESULT` and hands it the
-result token on stdin (rank 0 reads it). Every rank runs the same verification and timing
+under `torchrun` (torch.distributed.run): the pair's child process becomes the launcher,
+running `torchrun --standalone --nproc_per_node N -m core.child SPEC RESULT` in itself (it has
+imported torch already: a second process would import it again, ~2 s of a CPU per pair), and
+the ranks find the result token on their stdin (rank 0 reads it). Every rank runs the same verification and timing
 loop; the pair's own work uses the default process group (NCCL on GPUs, gloo on a CPU-only
 machine, where a `supports_cpu` pair runs its N ranks as CPU processes — the tests do this),
 and the harness agrees its decisions over a separate gloo group:
@@ -25,7 +26,6 @@ import ctypes
 import os
 import shlex
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -120,13 +120,12 @@ def die_with_parent() -> None:
         pass
 
 
-def torchrun_command(nproc: int, child_args: list[str], module: str = "core.child") -> list[str]:
-    """The torchrun command for one pair: standalone on this machine, or the rendezvous
+def torchrun_args(nproc: int, child_args: list[str], module: str = "core.child") -> list[str]:
+    """torchrun's arguments for one pair: standalone on this machine, or the rendezvous
     arguments in AISP_TORCHRUN_ARGS (multi-node: `--nnodes 2 --rdzv-backend c10d
     --rdzv-endpoint HOST:29500 --rdzv-id aisp`)."""
     extra = shlex.split(os.environ.get("AISP_TORCHRUN_ARGS", "")) or ["--standalone"]
-    return [sys.executable, "-m", "torch.distributed.run", *extra, f"--nproc-per-node={nproc}",
-            "--max-restarts=0", "-m", module, *child_args]
+    return [*extra, f"--nproc-per-node={nproc}", "--max-restarts=0", "-m", module, *child_args]
 
 
 @dataclass
@@ -135,8 +134,33 @@ class LaunchOutcome:
     first_error: str | None  # the reason of the first rank that aborted, if any
 
 
-def launch(nproc: int, child_args: list[str], token: str,
-           run: Callable[..., subprocess.Popen] = subprocess.Popen,
+Torchrun = Callable[[list[str], dict[str, str], str], int]
+
+
+def torchrun_here(args: list[str], env: dict[str, str], token: str) -> int:
+    """torchrun (torch.distributed.run) in this process, which exists only to launch the
+    ranks: `env` becomes its environment, and the ranks inherit a stdin that holds `token`.
+    Its exit code: 0, or 1 when a rank failed."""
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.run import main as torchrun
+
+    os.environ.clear()
+    os.environ.update(env)
+    read, write = os.pipe()
+    os.write(write, f"{token}\n".encode())
+    os.close(write)
+    os.dup2(read, 0)
+    os.close(read)
+    try:
+        torchrun(args)
+    except ChildFailedError:
+        return 1
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0
+
+
+def launch(nproc: int, child_args: list[str], token: str, run: Torchrun = torchrun_here,
            module: str = "core.child") -> LaunchOutcome:
     """Run the pair's ranks under torchrun and wait; the ranks inherit this process's
     stdout/stderr (the pair's log) and get the token on stdin."""
@@ -144,13 +168,7 @@ def launch(nproc: int, child_args: list[str], token: str,
         env = {**os.environ, RANK_DIR_ENV: folder}
         for key, value in MULTICAST_OFF.items():
             env.setdefault(key, value)
-        proc = run(torchrun_command(nproc, child_args, module), env=env, stdin=subprocess.PIPE)
-        try:
-            proc.stdin.write(f"{token}\n".encode())
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass
-        code = proc.wait()
+        code = run(torchrun_args(nproc, child_args, module), env, token)
         errors = []
         for path in Path(folder).glob("rank*.error"):
             stamp, _, reason = path.read_text().partition("\n")

@@ -385,6 +385,17 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     atomic.write_text(run_dir / "run.json", json.dumps(chosen, indent=2))
     listener(RunStarted(run_dir, len(selection)))
+    # torch imported once per run, and the compiler front end where a pair compiles: the probe,
+    # the requirements check and each pair's fresh child are forked from one server
+    compiling = bool(precompile.jobs_for([(p, e) for p, e in selection if p.id not in finished],
+                                         smoke=True))
+    with fork_server(preload=compiling):
+        return _run_suite(selection, options, listener, run_dir, chosen, finished, started)
+
+
+def _run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
+               listener: Listener, run_dir: Path, chosen: dict[str, Any],
+               finished: dict[str, PairResult], started: float) -> RunRecord:
     info = probe(run_dir)
     fingerprint, ceilings = info["fingerprint"], info.get("ceilings", {})
     if info.get("ceiling_conditions"):  # clocks and throttle reasons each ceiling ran at
@@ -463,13 +474,9 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
         serial = [(i, p, e) for i, p, e in serial if p.id not in finished]
         if jobs > 1:
             serial = run_side_by_side(serial, total, jobs, measure, keep, listener)
-        # torch imported once per run, and the compiler front end where a pair compiles; each
-        # pair still gets a fresh child
-        compiling = bool(precompile.jobs_for([(p, e) for _, p, e in serial], smoke=True))
-        with fork_server(preload=compiling):
-            for index, pair, examples in serial:
-                listener(PairStarted(index, total, pair.id))
-                keep(index, measure(pair, examples))
+        for index, pair, examples in serial:
+            listener(PairStarted(index, total, pair.id))
+            keep(index, measure(pair, examples))
     except KeyboardInterrupt:
         record.interrupted = True
         listener(Note("interrupted: keeping the pairs measured so far"))

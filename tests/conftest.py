@@ -132,6 +132,61 @@ def _clean_env(monkeypatch):
         monkeypatch.delenv(var, raising=False)
 
 
+class _SharedForkServers:
+    """One fork server per test worker and preload setting, shared by every run the tests
+    start: a server imports torch (~2 s of a CPU) and there are dozens of runs. Its children
+    are forked as in `bench run` (the environment and chapters root travel with each request);
+    only the server's start is not repeated. A server that died (a test broke it) is replaced."""
+
+    def __init__(self) -> None:
+        self.servers: dict[bool, object] = {}
+
+    def get(self, preload: bool):
+        import core.process
+
+        server = self.servers.get(preload)
+        if server is None or server.proc.poll() is not None:
+            server = self.servers[preload] = core.process.open_fork_server(preload=preload)
+        return server
+
+    def close(self) -> None:
+        for server in self.servers.values():
+            if server is not None:
+                server.close()
+
+
+@pytest.fixture(scope="session")
+def _fork_servers():
+    servers = _SharedForkServers()
+    yield servers
+    servers.close()
+
+
+@pytest.fixture(autouse=True)
+def _shared_fork_server(request, _fork_servers, monkeypatch):
+    """A run's fork_server() hands out this worker's shared server instead of starting one,
+    unless the test is marked `own_fork_server` (it tests the server's start itself)."""
+    if request.node.get_closest_marker("own_fork_server"):
+        return
+    from contextlib import contextmanager
+
+    import core.process
+    import core.runner
+
+    @contextmanager
+    def shared(env=None, preload=True):
+        if env or os.environ.get("AISP_FORK_SERVER", "1") == "0":
+            with core.process.fork_server(env, preload):  # as in a run: its own, or none
+                yield
+            return
+        core.process.use_fork_server(_fork_servers.get(preload))
+        try:
+            yield
+        finally:
+            core.process.use_fork_server(None)
+    monkeypatch.setattr(core.runner, "fork_server", shared)
+
+
 @pytest.fixture
 def fake_root(tmp_path) -> Path:
     root = tmp_path / "chapters"
@@ -190,4 +245,3 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         reason = reason.removeprefix("Skipped: ")
         lines.append(f"{report.nodeid}\t{' '.join(reason.split())}\n")
     Path(path).write_text("".join(lines))
-

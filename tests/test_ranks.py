@@ -16,7 +16,7 @@ import torch
 from core.benchmark import Requirements
 from core.discovery import select
 from core.pairfile import unmet_requirement
-from core.ranks import MULTICAST_OFF, torchrun_command
+from core.ranks import MULTICAST_OFF, torchrun_args
 from core.runner import RunOptions, run_suite
 
 COMMON = '''
@@ -191,13 +191,13 @@ def test_fewer_gpus_than_needed_is_a_skip_with_the_reason(monkeypatch):
     assert unmet_requirement(TwoGpus(), "cuda") == "needs 2 GPUs; this machine has 1"
 
 
-def test_torchrun_command_is_standalone_unless_rendezvous_is_given(monkeypatch):
+def test_torchrun_is_standalone_unless_rendezvous_is_given(monkeypatch):
     monkeypatch.delenv("AISP_TORCHRUN_ARGS", raising=False)
-    command = torchrun_command(2, ["spec.json", "out.json"])
-    assert command[1:4] == ["-m", "torch.distributed.run", "--standalone"]
-    assert "--nproc-per-node=2" in command and command[-3:] == ["core.child", "spec.json", "out.json"]
+    command = torchrun_args(2, ["spec.json", "out.json"])
+    assert command[0] == "--standalone"
+    assert "--nproc-per-node=2" in command and command[-4:] == ["-m", "core.child", "spec.json", "out.json"]
     monkeypatch.setenv("AISP_TORCHRUN_ARGS", "--nnodes 2 --rdzv-backend c10d --rdzv-endpoint h0:29500")
-    command = torchrun_command(8, ["s", "o"])
+    command = torchrun_args(8, ["s", "o"])
     assert "--standalone" not in command and "--rdzv-endpoint" in command and "--nproc-per-node=8" in command
 
 
@@ -208,27 +208,17 @@ def test_the_launcher_keeps_multicast_off_passes_the_token_and_names_the_first_f
 
     seen = {}
 
-    class FakeTorchrun:
-        def __init__(self, command, env, stdin):
-            seen["command"], seen["env"], self.written = command, env, []
-            folder = Path(env[RANK_DIR_ENV])  # two ranks fail, rank 1 first
-            (folder / "rank0.error").write_text("200.0\nlater")
-            (folder / "rank1.error").write_text("100.0\nfirst")
-            self.stdin = self
-
-        def write(self, data):
-            seen["stdin"] = data
-
-        def close(self):
-            pass
-
-        def wait(self):
-            return 1
+    def fake_torchrun(args, env, token):
+        seen["args"], seen["env"], seen["token"] = args, env, token
+        folder = Path(env[RANK_DIR_ENV])  # two ranks fail, rank 1 first
+        (folder / "rank0.error").write_text("200.0\nlater")
+        (folder / "rank1.error").write_text("100.0\nfirst")
+        return 1
 
     monkeypatch.setenv("NCCL_NVLS_ENABLE", "1")  # a user's own choice is kept
-    outcome = launch(2, ["spec.json", "out.json"], "tok123", run=FakeTorchrun)
+    outcome = launch(2, ["spec.json", "out.json"], "tok123", run=fake_torchrun)
     assert outcome.code == 1 and outcome.first_error == "rank 1: first"
-    assert seen["stdin"] == b"tok123\n"
+    assert seen["token"] == "tok123"
     env = seen["env"]
     assert env["NCCL_NVLS_ENABLE"] == "1"
     assert {k: env[k] for k in MULTICAST_OFF if k != "NCCL_NVLS_ENABLE"} == {

@@ -474,7 +474,7 @@ def test_smoke_mode_verifies_but_neither_gates_nor_stores(make_chapter, fake_roo
     assert "smoke run" in render(record)
     # the run's wall time and each pair's are kept, and the table ends with where it went
     assert json.loads((record.run_dir / "results.json").read_text())["wall_s"] == record.wall_s > 0
-    assert sum(p.duration_s for p in record.pairs) <= record.wall_s
+    assert sum(p.duration_s for p in record.pairs) <= record.wall_s + 0.05  # wall_s: to 0.1 s
     assert "time: " in render(record) and "slowest: ch93:" in render(record)
     full = run_suite(select(["ch93:vec"], root=fake_root),
                      RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs"))
@@ -533,6 +533,7 @@ def test_each_pair_gets_a_fresh_process_of_its_own_with_or_without_the_fork_serv
         assert parents == {os.getpid()}
 
 
+@pytest.mark.own_fork_server
 def test_a_fork_server_that_cannot_start_leaves_fresh_processes(make_chapter, fake_root, tmp_path,
                                                                 monkeypatch):
     from core import forkserver
