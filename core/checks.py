@@ -13,7 +13,7 @@ from typing import Any
 from core.benchmark import PairError, SideError, option
 from core.integrity import alias_problem, mutation_problem
 from core.record import Verification
-from core.verify import compare, flatten, outputs_equal, snapshot
+from core.verify import compare, flatten, outputs_equal, plain_problem, snapshot
 
 
 class Checks:
@@ -35,6 +35,9 @@ class Checks:
         before = None if inplace else clone(inputs)
         out = bench.run(given)
         self.sync()
+        problem = plain_problem(out)
+        if problem:
+            raise SideError(problem)
         try:
             outputs = flatten(out)
         except TypeError as exc:

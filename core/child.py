@@ -35,7 +35,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import torch  # noqa: F401 - imported before any pair module, for the Guard's snapshot
+import torch  # imported before any pair module, for the Guard's snapshot
 
 from core import goals, timing  # timing binds its functions before any pair module is imported
 from core.benchmark import (BenchContext, Benchmark, PairError, Requirements, SideError, Tolerance,
@@ -43,7 +43,8 @@ from core.benchmark import (BenchContext, Benchmark, PairError, Requirements, Si
 from core.declarations import Declarations
 from core.decided import decided
 from core.integrity import Guard, escaped_work, mutation_problem
-from core.pairfile import load_benchmark, relative, unmet_requirement
+from core.pairfile import load_benchmark, none_can_run, relative, unmet_requirement
+from core.sourcecheck import check_pair_files, describe
 from core.ranks import Ranks
 from core.busy import measure_busy
 from core.checks import Checks
@@ -51,7 +52,7 @@ from core.record import BatchCheck, ExampleResult, PairResult, PairSpec, SideRes
 from core.rules import variant_problem, workload_problem
 from core.signing import deliver, read_token
 from core.stats import speedup_interval, summarize
-from core.verify import snapshot_into
+from core.verify import plain_problem, snapshot_into
 
 GUARD: Guard | None = None  # built in main(), before any pair module is imported
 DISTRIBUTED_WARMUP = 5  # warm-up calls per side when ranks must call run() equally often
@@ -154,12 +155,18 @@ class PairSession(Checks):
     # --- 1. load and set up ------------------------------------------------------------
     def load(self) -> bool:
         """Load every side; False when the pair cannot run at all (result says why)."""
+        refused = check_pair_files(self.spec.files())
+        if Path(self.spec.baseline) in refused:  # read before any of the pair's code runs
+            self.result.fail_all(f"{self.file}: {describe(refused[Path(self.spec.baseline)])}")
+            return False
         try:
             self.baseline = load_benchmark(Path(self.spec.baseline))
         except PairError as exc:
             self.result.fail_all(str(exc))
             return False
         self.check_guard("while importing", "baseline")
+        if GUARD:  # from here, nothing a variant imports may change the baseline or its modules
+            GUARD.watch_pair(self.baseline)
         self.result.teaching = bool(option(self.baseline, "teaching", False))
         self.answers_here = not (option(self.baseline, "rank0_output", False) and self.ranks.rank)
         why = unmet_requirement(self.baseline, self.device)
@@ -170,7 +177,10 @@ class PairSession(Checks):
         if requires.one_process and self.device.startswith("cuda"):
             self.result.ranks = requires.gpus  # one process, several GPUs: stored as `2x_h200`
         for e in self.spec.examples:
-            self.load_variant(e.name, e.path)
+            if Path(e.path) in refused:
+                self.fail(e.name, f"{relative(e.path)}: {describe(refused[Path(e.path)])}")
+            else:
+                self.load_variant(e.name, e.path)
         for goal, names in goals.by_goal(self.goals_of()).items():
             goal.before_setup(self, names)
         for name in ["baseline", *self.sides]:
@@ -255,6 +265,7 @@ class PairSession(Checks):
         stateful = {n for n in names if option(benches[n], "stateful", False)}
         checking_state = [False]  # this round starts the stateful sides from a fresh setup()
         captured: dict[str, Any] = {}
+        impure: dict[str, str] = {}  # side -> why a timed output was not plain
         self.captured_at: dict[str, int] = {}
         # one untimed call per side, in the sides' order (not the set's: ranks hash strings
         # differently, and every rank must call the sides' collectives in the same order)
@@ -282,7 +293,13 @@ class PairSession(Checks):
                 if name in stateful and checking_state[0]:
                     bench.setup(bench.ctx)  # this batch steps from a fresh state
                 refill(inputs, first)
-            call, calls = (lambda: bench.run(given)), 1
+            def call() -> Any:  # every timed output is plain (a lazy one would cost nothing)
+                out = bench.run(given)
+                if (type(out) is not torch.Tensor and self.answers_here
+                        and (problem := plain_problem(out))):
+                    impure.setdefault(name, problem)
+                return out
+            calls = 1
             if graph:  # every side alike, so the speedup compares GPU time with GPU time
                 call, calls = self.graph_call(name, call)
                 self.graph_calls[name] = calls
@@ -304,7 +321,7 @@ class PairSession(Checks):
             (a side that breaks either rule is out before the next side is timed)."""
             started = time.perf_counter()
             self.captured_at[name] = batch.captured_at or 0
-            problem = self.escaped([batch])
+            problem = impure.get(name) or self.escaped([batch])
             if not problem and not option(benches[name], "inplace", False):
                 mutated = changed(second, inputs)
                 problem = f"{mutation_problem(mutated)} (during timing)" if mutated else None
@@ -553,8 +570,11 @@ def main(argv: list[str]) -> int:
     token = "" if rank != 0 else read_token()  # ranks share the launcher's stdin: rank 0 signs
     GUARD = Guard()
     spec, out = PairSpec.read(argv[0]), Path(argv[1])
-    if "RANK" not in os.environ:
+    if "RANK" not in os.environ and not check_pair_files(spec.files()):  # refused: load() says so
         needed = ranks_needed(spec)
+        skipped = none_can_run(spec, _device(), needed) if needed > 1 else None
+        if skipped is not None:
+            deliver(out, token, skipped.to_dict())
         if needed > 1:
             launch_ranks(spec, argv, token, out, needed)
     started = time.perf_counter()

@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import time
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import Any, Iterable
 
 # Honest batches leave unaccounted only the host's own time between samples (loop and event
@@ -90,13 +90,16 @@ WATCHED = {
 
 
 class Guard:
-    """Remembers the functions a pair could replace to fake its numbers; names what changed.
+    """Remembers what a pair could replace to fake its numbers; names what changed.
 
     Built in the child before any pair module is imported. Watched: the clocks of `time`,
-    torch.cuda's synchronize and events, the tensor methods and torch functions that
-    verification uses, the json/os functions that write the result (WATCHED), and every
-    function and setting of the harness's own modules (core.*). A pair has no business
-    replacing any of them.
+    torch.cuda's synchronize and events, the torch functions verification uses and every
+    attribute of torch.Tensor, the json/os functions that write the result (WATCHED), and every
+    function, class and setting of the harness's own modules (core.*), down to each function's
+    code object and defaults and each class's methods. After the baseline is imported,
+    `watch_pair` adds the pair's own modules (its baseline file and the chapter modules it
+    imports) and the baseline's classes, so a variant cannot rewrite the baseline it is
+    compared with. A pair has no business replacing any of them.
     """
 
     def __init__(self) -> None:
@@ -108,19 +111,60 @@ class Guard:
         self._owners: dict[str, Any] = dict(objects)
         self._snapshot = {owner: {name: vars(objects[owner]).get(name, _MISSING)
                                   for name in names} for owner, names in WATCHED.items()}
+        for owner, cls in (("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase)):
+            self._owners[owner] = cls  # every method the verifier could call, by identity
+            self._snapshot[owner] = {**dict(vars(cls)), **self._snapshot.get(owner, {})}
         for name, module in list(sys.modules.items()):
             if (name == "core" or name.startswith("core.")) and module is not None:
-                self._owners[name] = module
-                self._snapshot[name] = self._ours(module)
+                self._watch_module(name, module, settings=True)
+
+    def _watch_module(self, name: str, module: ModuleType, settings: bool) -> None:
+        """A module's functions and classes by identity (their code and defaults, a class's
+        own methods too) and, with `settings`, its plain values by value."""
+        self._owners[name] = module
+        self._snapshot[name] = self._ours(module, settings)
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                self._watch_class(f"{name}.{attr}", value)
+            elif isinstance(value, FunctionType):
+                self._watch_code(f"{name}.{attr}", value)
+
+    def _watch_class(self, owner: str, cls: type) -> None:
+        if owner in self._owners:
+            return
+        self._owners[owner] = cls
+        self._snapshot[owner] = {name: value for name, value in list(vars(cls).items())
+                                 if callable(value) or isinstance(value, (staticmethod, classmethod,
+                                                                          property))}
+        for name, value in list(vars(cls).items()):
+            function = getattr(value, "__func__", value)
+            if isinstance(function, FunctionType):
+                self._watch_code(f"{owner}.{name}", function)
+
+    def _watch_code(self, owner: str, function: FunctionType) -> None:
+        self._owners[owner] = function
+        self._snapshot[owner] = {"__code__": function.__code__, "__defaults__": function.__defaults__,
+                                 "__kwdefaults__": function.__kwdefaults__}
+
+    def watch_pair(self, baseline: object) -> None:
+        """After the baseline's import, before any variant's: the pair's own modules
+        (`chNN.*` loaded so far) and the classes of the baseline, so that nothing a variant
+        imports can change what the variant is compared with."""
+        for name, module in list(sys.modules.items()):
+            if module is not None and _is_chapter_module(name) and name not in self._owners:
+                self._watch_module(name, module, settings=False)
+        for cls in type(baseline).__mro__:
+            if _is_chapter_module(getattr(cls, "__module__", "")):
+                self._watch_class(f"{cls.__module__}.{cls.__qualname__}", cls)
 
     @staticmethod
-    def _ours(module: ModuleType) -> dict[str, Any]:
-        """An aisp module's functions and classes by identity, its plain settings by value."""
+    def _ours(module: ModuleType, settings: bool = True) -> dict[str, Any]:
+        """A module's functions and classes by identity, its plain settings by value."""
         out = {}
         for name, value in list(vars(module).items()):
             if name.startswith("__"):
                 continue
-            if callable(value) or isinstance(value, (int, float, str, tuple, frozenset)):
+            if callable(value) or (settings and isinstance(value, (int, float, str, tuple, frozenset))):
                 out[name] = value
         return out
 
@@ -128,10 +172,13 @@ class Guard:
         """`owner.name` for every watched attribute now different or deleted."""
         changed = []
         for owner, before in self._snapshot.items():
-            now = vars(self._owners[owner])
+            target = self._owners[owner]
+            now = vars(target) if not isinstance(target, FunctionType) else {
+                "__code__": target.__code__, "__defaults__": target.__defaults__,
+                "__kwdefaults__": target.__kwdefaults__}
             for name, value in before.items():
                 current = now.get(name, _MISSING)
-                if current is not value and current != value:
+                if current is not value and not _same_value(current, value):
                     changed.append(f"{owner}.{name}")
         return changed
 
@@ -141,7 +188,23 @@ class Guard:
             return None
         return (f"replaced harness or timing functions ({', '.join(changed[:8])}"
                 f"{', ...' if len(changed) > 8 else ''}); a pair must not patch the clocks, "
-                f"torch, or aisp's own modules")
+                f"torch, aisp's own modules, or its baseline and shared modules")
+
+
+def _is_chapter_module(name: str) -> bool:
+    head = name.split(".")[0]
+    return len(head) == 4 and head.startswith("ch") and head[2:].isdigit()
+
+
+def _same_value(current: Any, before: Any) -> bool:
+    """Equal plain settings (a tuple rebuilt with the same values is no change); objects
+    compared by identity only (an object's __eq__ is the pair's to define)."""
+    if type(current) is not type(before) or not isinstance(before, (int, float, str, tuple, frozenset)):
+        return False
+    try:
+        return bool(current == before)
+    except Exception:  # noqa: BLE001 - a value that cannot compare has changed
+        return False
 
 
 _MISSING = object()

@@ -387,6 +387,10 @@ class PairSpec:
         self.examples = [e if isinstance(e, VariantSpec) else VariantSpec(**e) for e in self.examples]
         self.floors = {n: f if isinstance(f, Floor) else Floor(**f) for n, f in self.floors.items()}
 
+    def files(self) -> list[Path]:
+        """The pair's files: the baseline first, then each variant's."""
+        return [Path(self.baseline), *(Path(e.path) for e in self.examples)]
+
     def path_of(self, side: str) -> str:
         """The file of `side` ("baseline" or a variant's name)."""
         return self.baseline if side == "baseline" else next(e.path for e in self.examples

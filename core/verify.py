@@ -57,6 +57,40 @@ class Check:
                 "rel_rms_err": self.rel_rms_err, "rms_used": self.rms_used}
 
 
+PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
+
+
+def plain_problem(output: Any, name: str = "output") -> str | None:
+    """Why `output` is not plain, materialized data, or None.
+
+    Plain: a torch.Tensor itself (or an nn.Parameter), strided and not on the meta device; a
+    Python number; a tuple (torch.return_types too), list or dict of them. A tensor subclass or
+    a lazy wrapper could compute its values only when the harness reads them, and the timed
+    outputs it never reads would then cost nothing."""
+    kind = type(output)
+    if kind in PLAIN_TENSORS:
+        if output.layout != torch.strided or output.is_meta:
+            return (f"{name} is a {'meta' if output.is_meta else output.layout} tensor; return "
+                    f"a dense tensor that holds its values")
+        return None
+    if kind in (int, float, bool):
+        return None
+    if kind in (tuple, list) or (isinstance(output, tuple) and kind.__module__ == "torch.return_types"):
+        for i, value in enumerate(output):
+            if problem := plain_problem(value, f"{name}[{i}]"):
+                return problem
+        return None
+    if kind is dict:
+        for key, value in output.items():
+            if problem := plain_problem(value, f"{name}.{key}"):
+                return problem
+        return None
+    what = "a torch.Tensor subclass" if isinstance(output, torch.Tensor) else "not a tensor"
+    return (f"{name} is a {kind.__module__}.{kind.__qualname__} ({what}); return tensors "
+            f"(plain torch.Tensor, or a tuple, list or dict of them) whose values exist when "
+            f"run() returns")
+
+
 def flatten(output: Any, name: str = "output") -> list[tuple[str, torch.Tensor]]:
     """Turn a tensor, number, or nested tuple/list/dict of them into named tensors."""
     if isinstance(output, torch.Tensor):
@@ -124,11 +158,11 @@ def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None,
         if same_dtype and e.dtype != a.dtype:
             return Check(False, f"{name}: dtype {a.dtype} != baseline {e.dtype}")
         e_flat, a_flat = _flat_on(_compare_device(e), e), _flat_on(_compare_device(e), a)
-        for side, t in (("optimized", a_flat), ("baseline", e_flat)):
-            if t.is_floating_point():
-                bad = sum(int((~torch.isfinite(part)).sum()) for part in t.split(COMPARE_CHUNK))
-                if bad:
-                    return Check(False, f"{name}: {side} output has {bad} NaN/Inf values")
+        if e_flat.dtype == a_flat.dtype and torch.equal(e_flat, a_flat):  # NaN is never equal
+            problem = _non_finite(name, [("optimized", a_flat)])
+            if problem:  # an Inf on both sides
+                return Check(False, problem)
+            continue  # bit-identical: every error is 0
         tol = tolerance or default_tolerance(e.dtype if same_dtype else a.dtype)
         max_abs = max_rel = used = 0.0
         bad_count, worst_excess, worst_at = 0, -math.inf, 0
@@ -136,22 +170,29 @@ def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None,
         for start in range(0, e_flat.numel(), COMPARE_CHUNK):
             e64 = e_flat[start:start + COMPARE_CHUNK].detach().double()
             a64 = a_flat[start:start + COMPARE_CHUNK].detach().double()
-            diff = (a64 - e64).abs()
-            diff_sq += float((diff * diff).sum())
-            exp_sq += float((e64 * e64).sum())
+            diff = torch.sub(a64, e64).abs_()
+            del a64
+            e_abs = e64.abs()
+            diff_sq += float(torch.dot(diff, diff))  # a NaN or Inf anywhere makes these non-finite
+            exp_sq += float(torch.dot(e64, e64))
             max_abs = max(max_abs, float(diff.max()))
-            max_rel = max(max_rel, float((diff / e64.abs().clamp_min(1e-12)).max()))
-            allowed = tol.atol + tol.rtol * e64.abs()
+            max_rel = max(max_rel, float((diff / e_abs.clamp_min(1e-12)).max()))
+            allowed = tol.atol + tol.rtol * e_abs
             # an exact tolerance (allowed 0) is used only where diff > 0: failed below
-            used = max(used, float(torch.where(allowed > 0, diff / allowed.clamp_min(1e-300),
+            used = max(used, float((diff / allowed).max() if tol.atol > 0 else
+                                   torch.where(allowed > 0, diff / allowed.clamp_min(1e-300),
                                                torch.zeros_like(diff)).max()))
-            bad = int((diff > allowed).sum())
+            bad = int(torch.count_nonzero(diff > allowed))
             if bad:
                 bad_count += bad
-                excess = diff - tol.rtol * e64.abs()
+                excess = diff - tol.rtol * e_abs
                 at = int(torch.argmax(excess))
                 if float(excess[at]) > worst_excess:
                     worst_excess, worst_at = float(excess[at]), start + at
+        if not math.isfinite(diff_sq + exp_sq + max_abs):
+            problem = _non_finite(name, [("optimized", a_flat), ("baseline", e_flat)])
+            if problem:
+                return Check(False, problem)
         worst_abs, worst_rel = max(worst_abs, max_abs), max(worst_rel, max_rel)
         worst_used = max(worst_used, used)
         rms = math.sqrt(exp_sq / max(1, e.numel()))
@@ -177,6 +218,16 @@ def compare(expected: Any, actual: Any, tolerance: Tolerance | None = None,
                                 f"answer is off everywhere, not in a few elements",
                          max_abs, max_rel, worst_used, worst_rms, rms_used)
     return Check(True, "match", worst_abs, worst_rel, worst_used, worst_rms, rms_used)
+
+
+def _non_finite(name: str, sides: list[tuple[str, torch.Tensor]]) -> str | None:
+    """Why an output with NaN or Inf values fails, naming the first side that has them."""
+    for side, t in sides:
+        if t.is_floating_point():
+            bad = sum(int((~torch.isfinite(part)).sum()) for part in t.split(COMPARE_CHUNK))
+            if bad:
+                return f"{name}: {side} output has {bad} NaN/Inf values"
+    return None
 
 
 # Elements compared at a time: float64 temporaries of 128 MiB each, whatever the output's size.

@@ -5,7 +5,7 @@ import torch
 import core.verify
 from ._planted_common import Planted
 
-EXPECT = "replaced harness or timing functions"
+EXPECT = "refused before running"
 
 core.verify.compare = lambda *args, **kwargs: core.verify.Check(True, "match")
 
