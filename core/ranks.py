@@ -2,9 +2,10 @@
 
 A pair whose baseline declares `requires = Requirements(gpus=N)` with N > 1 runs as N ranks
 under `torchrun` (torch.distributed.run): the pair's child process becomes the launcher,
-running `torchrun --standalone --nproc_per_node N -m core.child SPEC RESULT` in itself (it has
-imported torch already: a second process would import it again, ~2 s of a CPU per pair), and
-the ranks find the result token on their stdin (rank 0 reads it). Every rank runs the same verification and timing
+running `torchrun --standalone --nproc_per_node N -m core.child SPEC RESULT` in itself, and the
+ranks are forked from it rather than started afresh (it has imported torch and the harness
+already: each fresh process would import them again, ~2 s of a CPU each); rank 0 gets the
+result token. Every rank runs the same verification and timing
 loop; the pair's own work uses the default process group (NCCL on GPUs, gloo on a CPU-only
 machine, where a `supports_cpu` pair runs its N ranks as CPU processes — the tests do this),
 and the harness agrees its decisions over a separate gloo group:
@@ -23,12 +24,16 @@ AISP_TORCHRUN_ARGS to torchrun's rendezvous arguments (README, 'More than one GP
 from __future__ import annotations
 
 import ctypes
+import importlib
+import io
 import os
 import shlex
 import signal
 import sys
 import tempfile
 import time
+import traceback
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -139,25 +144,51 @@ Torchrun = Callable[[list[str], dict[str, str], str], int]
 
 def torchrun_here(args: list[str], env: dict[str, str], token: str) -> int:
     """torchrun (torch.distributed.run) in this process, which exists only to launch the
-    ranks: `env` becomes its environment, and the ranks inherit a stdin that holds `token`.
-    Its exit code: 0, or 1 when a rank failed."""
+    ranks: `env` becomes its environment. The ranks are forked from this process (torch and
+    the harness are imported already), not started afresh, and rank 0 finds `token` on its
+    stdin. Its exit code: 0, or 1 when a rank failed."""
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
-    from torch.distributed.run import main as torchrun
+    from torch.distributed.launcher.api import elastic_launch
+    from torch.distributed.run import config_from_args, parse_args
 
     os.environ.clear()
     os.environ.update(env)
-    read, write = os.pipe()
-    os.write(write, f"{token}\n".encode())
-    os.close(write)
-    os.dup2(read, 0)
-    os.close(read)
+    parsed = parse_args(args)
+    if parsed.standalone:  # as torch.distributed.run.run() does: a local store on a free port
+        parsed.rdzv_backend, parsed.rdzv_endpoint, parsed.rdzv_id = "c10d", "localhost:0", str(uuid.uuid4())
+    config, _, _ = config_from_args(parsed)
+    config.start_method = "fork"
     try:
-        torchrun(args)
+        elastic_launch(config, _rank)(parsed.training_script, parsed.training_script_args, token)
     except ChildFailedError:
         return 1
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 1
     return 0
+
+
+def _rank(module: str, argv: list[str], token: str) -> None:
+    """One rank, as torchrun's agent calls it in the process it forked (RANK and the rest are
+    in its environment). The harness's child exits at once after its result (os._exit), while
+    the agent waits for this function to return: so the rank runs in a process of its own,
+    forked once more, and this one reports how it ended."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            sys.stdin = io.StringIO(f"{token}\n")  # rank 0 reads it (core.signing.read_token)
+            sys.argv = [module, *argv]
+            code = importlib.import_module(module).main(list(argv)) or 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:  # noqa: BLE001 - the log says why; the agent sees the code
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code:
+        raise RuntimeError(f"rank {os.environ.get('RANK', '?')} exited with code {code}")
 
 
 def launch(nproc: int, child_args: list[str], token: str, run: Torchrun = torchrun_here,

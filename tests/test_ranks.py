@@ -33,6 +33,12 @@ class AllReduce(Benchmark):
     supports_cpu = True
     requires = Requirements(gpus=2)
 
+    def setup(self, ctx):
+        import os
+        if os.environ.get("AISP_TEST_RANK_PIDS"):  # the test checks these processes end with the pair
+            with open(os.environ["AISP_TEST_RANK_PIDS"], "a") as pids:
+                pids.write(f"{os.getpid()} ")
+
     def make_inputs(self, seed):
         return self.randn(N, gen=self.generator(seed * 7 + dist.get_rank()))
 
@@ -118,17 +124,17 @@ def _run(make_chapter, tmp_path, name, files, timeout_s=180.0):
     return {ex.name: ex for ex in record.rows}, record
 
 
-def _pair_processes(marker: str) -> list[str]:
-    found = []
-    for pid in os.listdir("/proc"):
+def _still_running(pids_file) -> list[int]:
+    """The rank processes (their pids, written in setup()) that are still alive. Ranks are
+    forked from the pair's launcher, so their command line does not name the pair."""
+    alive = []
+    for line in pids_file.read_text().split() if pids_file.exists() else []:
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                cmdline = handle.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
+            os.kill(int(line), 0)
+        except ProcessLookupError:
             continue
-        if marker in cmdline and "core.child" in cmdline:
-            found.append(cmdline)
-    return found
+        alive.append(int(line))
+    return alive
 
 
 def test_two_ranks_agree_and_rank0_reports_every_rank(make_chapter, tmp_path):
@@ -155,31 +161,39 @@ def test_multi_gpu_pairs_are_not_profiled_and_say_why(make_chapter, tmp_path):
     assert "multi-GPU pairs are not profiled" in pair.profile["reason"]
 
 
-def test_a_rank_that_raises_ends_the_pair_with_its_reason(make_chapter, tmp_path):
+def test_a_rank_that_raises_ends_the_pair_with_its_reason(make_chapter, tmp_path, monkeypatch):
+    pids = tmp_path / "rank-pids"
+    monkeypatch.setenv("AISP_TEST_RANK_PIDS", str(pids))
     rows, _ = _run(make_chapter, tmp_path, "ch93", {"optimized_ar.py": RAISES_ON_RANK1})
     row = rows["ar"]
     assert row.status == "failed"
     assert "rank 1: ch93/optimized_ar.py: raised RuntimeError in run()" in row.reason, row.reason
     assert "boom on rank 1" in row.reason
-    assert not _pair_processes(str(tmp_path))
+    assert len(pids.read_text().split()) >= 2  # both ranks set up (baseline and variant, per rank)
+    gone_by = time.monotonic() + 15
+    while _still_running(pids) and time.monotonic() < gone_by:
+        time.sleep(0.2)
+    assert not _still_running(pids), "a rank outlived its pair"
 
 
 def test_a_rank_that_hangs_is_killed_with_the_whole_pair(make_chapter, tmp_path, monkeypatch):
-    # 25 s: torchrun and both ranks start, the baseline runs and rank 1 hangs well within it
-    # (about 6 s on a loaded 2-core box); the mark rank 1 writes as it hangs proves the
+    # 15 s: both ranks are forked (about 1 s to start on a loaded 2-core box), the baseline
+    # runs and rank 1 hangs well within it; the mark rank 1 writes as it hangs proves the
     # timeout cut a hang short, not a slow start
-    hung = tmp_path / "hung"
+    hung, pids = tmp_path / "hung", tmp_path / "rank-pids"
     monkeypatch.setenv("AISP_TEST_HUNG", str(hung))
+    monkeypatch.setenv("AISP_TEST_RANK_PIDS", str(pids))
     started = time.perf_counter()
-    rows, _ = _run(make_chapter, tmp_path, "ch92", {"optimized_ar.py": HANGS_ON_RANK1}, timeout_s=25)
+    rows, _ = _run(make_chapter, tmp_path, "ch92", {"optimized_ar.py": HANGS_ON_RANK1}, timeout_s=15)
     row = rows["ar"]
-    assert row.status == "failed" and "timed out after 25 s" in row.reason, row.reason
+    assert row.status == "failed" and "timed out after 15 s" in row.reason, row.reason
     assert hung.exists(), "rank 1 never reached its hang: the pair timed out before it"
     assert time.perf_counter() - started < 90
-    gone_by = time.monotonic() + 15  # the ranks die with torchrun (parent-death signal)
-    while _pair_processes(str(tmp_path)) and time.monotonic() < gone_by:
+    assert int(hung.read_text()) in map(int, pids.read_text().split())
+    gone_by = time.monotonic() + 15  # the ranks die with their launcher (parent-death signal)
+    while _still_running(pids) and time.monotonic() < gone_by:
         time.sleep(0.2)
-    assert not _pair_processes(str(tmp_path)), "a rank outlived its pair by 15 s"
+    assert not _still_running(pids), "a rank outlived its pair by 15 s"
 
 
 def test_fewer_gpus_than_needed_is_a_skip_with_the_reason(monkeypatch):
