@@ -2,10 +2,10 @@
 
 A pair whose baseline declares `requires = Requirements(gpus=N)` with N > 1 runs as N ranks
 under `torchrun` (torch.distributed.run): the pair's child process becomes the launcher,
-running `torchrun --standalone --nproc_per_node N -m core.child SPEC RESULT` in itself, and the
-ranks are forked from it rather than started afresh (it has imported torch and the harness
-already: each fresh process would import them again, ~2 s of a CPU each); rank 0 gets the
-result token. Every rank runs the same verification and timing
+running `torchrun --standalone --nproc_per_node N -m core.child SPEC RESULT` in itself. The
+ranks are forked from it where they can still use the GPU (it has imported torch and the
+harness already: each fresh process would import them again, ~2 s of a CPU each), and start
+afresh once it has touched CUDA; rank 0 gets the result token. Every rank runs the same verification and timing
 loop; the pair's own work uses the default process group (NCCL on GPUs, gloo on a CPU-only
 machine, where a `supports_cpu` pair runs its N ranks as CPU processes — the tests do this),
 and the harness agrees its decisions over a separate gloo group:
@@ -144,9 +144,11 @@ Torchrun = Callable[[list[str], dict[str, str], str], int]
 
 def torchrun_here(args: list[str], env: dict[str, str], token: str) -> int:
     """torchrun (torch.distributed.run) in this process, which exists only to launch the
-    ranks: `env` becomes its environment. The ranks are forked from this process (torch and
-    the harness are imported already), not started afresh, and rank 0 finds `token` on its
-    stdin. Its exit code: 0, or 1 when a rank failed."""
+    ranks: `env` becomes its environment, and rank 0 gets `token`. The ranks are forked from
+    this process (torch and the harness are imported already) where a forked process can
+    still use the GPU; once this process has touched CUDA (torch then refuses CUDA in its
+    forked children), they start afresh, as torchrun's own command starts them.
+    Its exit code: 0, or 1 when a rank failed."""
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import elastic_launch
     from torch.distributed.run import config_from_args, parse_args
@@ -156,13 +158,42 @@ def torchrun_here(args: list[str], env: dict[str, str], token: str) -> int:
     parsed = parse_args(args)
     if parsed.standalone:  # as torch.distributed.run.run() does: a local store on a free port
         parsed.rdzv_backend, parsed.rdzv_endpoint, parsed.rdzv_id = "c10d", "localhost:0", str(uuid.uuid4())
-    config, _, _ = config_from_args(parsed)
-    config.start_method = "fork"
+    config, command, command_args = config_from_args(parsed)
     try:
-        elastic_launch(config, _rank)(parsed.training_script, parsed.training_script_args, token)
+        if forked_ranks_can_use_cuda():
+            config.start_method = "fork"
+            elastic_launch(config, _rank)(parsed.training_script, parsed.training_script_args, token)
+        else:
+            _stdin_holding(token)  # the fresh ranks inherit it
+            elastic_launch(config, command)(*command_args)
     except ChildFailedError:
         return 1
     return 0
+
+
+def forked_ranks_can_use_cuda() -> bool:
+    """Whether a process forked from this one now could use the GPU (or finds none): torch
+    marks the children of a process that touched CUDA (even `torch.cuda.is_available()`)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            import torch
+
+            code = int(bool(getattr(torch._C, "_cuda_isInBadFork", lambda: False)()))
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def _stdin_holding(token: str) -> None:
+    """Make this process's stdin (fd 0) a pipe that holds `token`, for processes it starts."""
+    read, write = os.pipe()
+    os.write(write, f"{token}\n".encode())
+    os.close(write)
+    os.dup2(read, 0)
+    os.close(read)
 
 
 def _rank(module: str, argv: list[str], token: str) -> None:

@@ -358,3 +358,35 @@ def test_a_one_process_pair_runs_as_one_process_not_as_ranks(make_chapter, tmp_p
     assert row.status == "ok", row.reason
     # a single process: no per-rank medians (launched as two ranks, run() would have failed)
     assert not row.baseline.rank_medians_ms
+
+
+def test_ranks_start_afresh_when_a_forked_rank_could_not_use_the_gpu(make_chapter, tmp_path):
+    """On a GPU the launcher has usually touched CUDA (torch refuses CUDA in its forked
+    children), so its ranks start as fresh processes, with the token on their stdin. That
+    path, forced here on CPU, measures and signs as the forked one does."""
+    import json
+    import subprocess
+    import sys
+
+    from core.process import child_env
+    from core.ranks import forked_ranks_can_use_cuda
+    from core.runner import pair_spec
+
+    assert forked_ranks_can_use_cuda()  # nothing here touched CUDA
+    chapter = make_chapter("ch91", {"_ar_common.py": COMMON, "baseline_ar.py": BASELINE,
+                                    "optimized_ar.py": HONEST})
+    (pair, examples), = select(["ch91"], root=chapter.parent)
+    spec, out = tmp_path / "spec.json", tmp_path / "out.json"
+    spec.write_text(json.dumps(pair_spec(pair, examples, RunOptions(iterations=2, warmup=1)).to_dict()))
+    script = ("import core.ranks as r\n"
+              "r.forked_ranks_can_use_cuda = lambda: False\n"
+              f"o = r.launch(2, [{str(spec)!r}, {str(out)!r}], 'tok123')\n"
+              "print('code', o.code, o.first_error)\n")
+    proc = subprocess.run([sys.executable, "-c", script], env=child_env(chapter.parent),
+                          capture_output=True, text=True, timeout=180)
+    assert "code 0 None" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-3000:]
+    signed = json.loads(out.read_text())
+    assert signed["token"] == "tok123"
+    result = signed["payload"]
+    assert result["status"] == "ok" and result["ranks"] == 2
+    assert [e["status"] for e in result["examples"]] == ["ok"]
