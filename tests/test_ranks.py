@@ -177,16 +177,16 @@ def test_a_rank_that_raises_ends_the_pair_with_its_reason(make_chapter, tmp_path
 
 
 def test_a_rank_that_hangs_is_killed_with_the_whole_pair(make_chapter, tmp_path, monkeypatch):
-    # 15 s: both ranks are forked (about 1 s to start on a loaded 2-core box), the baseline
+    # 10 s: both ranks are forked (about 1 s to start on a loaded 2-core box), the baseline
     # runs and rank 1 hangs well within it; the mark rank 1 writes as it hangs proves the
     # timeout cut a hang short, not a slow start
     hung, pids = tmp_path / "hung", tmp_path / "rank-pids"
     monkeypatch.setenv("AISP_TEST_HUNG", str(hung))
     monkeypatch.setenv("AISP_TEST_RANK_PIDS", str(pids))
     started = time.perf_counter()
-    rows, _ = _run(make_chapter, tmp_path, "ch92", {"optimized_ar.py": HANGS_ON_RANK1}, timeout_s=15)
+    rows, _ = _run(make_chapter, tmp_path, "ch92", {"optimized_ar.py": HANGS_ON_RANK1}, timeout_s=10)
     row = rows["ar"]
-    assert row.status == "failed" and "timed out after 15 s" in row.reason, row.reason
+    assert row.status == "failed" and "timed out after 10 s" in row.reason, row.reason
     assert hung.exists(), "rank 1 never reached its hang: the pair timed out before it"
     assert time.perf_counter() - started < 90
     assert int(hung.read_text()) in map(int, pids.read_text().split())
