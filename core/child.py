@@ -337,6 +337,7 @@ class PairSession(Checks):
             if not captured:
                 return set()
             started = time.perf_counter()
+            self.check_guard("during timing")  # no verdict with a patched harness (1 ms)
             dropped = self.check_timed(first, second, captured, index, "baseline" in stateful)
             captured.clear()
             self.integrity.checks_s += time.perf_counter() - started
