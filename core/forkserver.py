@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from core import REPO_ROOT
+from core.hardware import cuda_survives_fork
 
 START_TIMEOUT_S = 120.0  # importing torch on a busy machine
 
@@ -192,22 +193,6 @@ def preload(modules: tuple[str, ...] = PRELOADED) -> list[str]:
         except Exception:  # noqa: BLE001 - an optional module: the child imports it, or fails, itself
             missing.append(name)
     return missing
-
-
-def cuda_survives_fork() -> bool:
-    """Whether a child forked now can use the GPU (or finds none): False when something in
-    this process started CUDA, which a forked child cannot use ("initialization error")."""
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            import torch
-
-            code = 0 if not torch.cuda.is_available() else int(torch.ones(1, device="cuda").item() != 1)
-        finally:
-            os._exit(code)  # never the server's atexit handlers, never its protocol pipe
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
 
 
 def serve(with_preload: bool = True) -> None:

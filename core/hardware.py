@@ -339,3 +339,21 @@ def probe() -> dict[str, Any]:
         info["ceilings"] = {**cached, **measured}
         info["ceilings_from_hw_peak"] = sorted(set(cached) - set(measured))
     return info
+
+
+def cuda_survives_fork() -> bool:
+    """Whether a child forked now can use the GPU (or finds none): False when something in
+    this process started CUDA, which a forked child cannot use ("initialization error"; torch
+    refuses it once even `torch.cuda.is_available()` ran here). The fork server checks it at
+    every start, and the launcher of a multi-GPU pair before it forks its ranks."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            import torch
+
+            code = 0 if not torch.cuda.is_available() else int(torch.ones(1, device="cuda").item() != 1)
+        finally:
+            os._exit(code)  # never the parent's atexit handlers, never its pipes
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0

@@ -153,6 +153,8 @@ def torchrun_here(args: list[str], env: dict[str, str], token: str) -> int:
     from torch.distributed.launcher.api import elastic_launch
     from torch.distributed.run import config_from_args, parse_args
 
+    from core.hardware import cuda_survives_fork
+
     os.environ.clear()
     os.environ.update(env)
     parsed = parse_args(args)
@@ -160,7 +162,7 @@ def torchrun_here(args: list[str], env: dict[str, str], token: str) -> int:
         parsed.rdzv_backend, parsed.rdzv_endpoint, parsed.rdzv_id = "c10d", "localhost:0", str(uuid.uuid4())
     config, command, command_args = config_from_args(parsed)
     try:
-        if forked_ranks_can_use_cuda():
+        if cuda_survives_fork():
             config.start_method = "fork"
             elastic_launch(config, _rank)(parsed.training_script, parsed.training_script_args, token)
         else:
@@ -169,22 +171,6 @@ def torchrun_here(args: list[str], env: dict[str, str], token: str) -> int:
     except ChildFailedError:
         return 1
     return 0
-
-
-def forked_ranks_can_use_cuda() -> bool:
-    """Whether a process forked from this one now could use the GPU (or finds none): torch
-    marks the children of a process that touched CUDA (even `torch.cuda.is_available()`)."""
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            import torch
-
-            code = int(bool(getattr(torch._C, "_cuda_isInBadFork", lambda: False)()))
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
 
 
 def _stdin_holding(token: str) -> None:

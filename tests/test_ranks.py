@@ -369,17 +369,17 @@ def test_ranks_start_afresh_when_a_forked_rank_could_not_use_the_gpu(make_chapte
     import sys
 
     from core.process import child_env
-    from core.ranks import forked_ranks_can_use_cuda
+    from core.hardware import cuda_survives_fork
     from core.runner import pair_spec
 
-    assert forked_ranks_can_use_cuda()  # nothing here touched CUDA
+    assert cuda_survives_fork()  # nothing here touched CUDA
     chapter = make_chapter("ch91", {"_ar_common.py": COMMON, "baseline_ar.py": BASELINE,
                                     "optimized_ar.py": HONEST})
     (pair, examples), = select(["ch91"], root=chapter.parent)
     spec, out = tmp_path / "spec.json", tmp_path / "out.json"
     spec.write_text(json.dumps(pair_spec(pair, examples, RunOptions(iterations=2, warmup=1)).to_dict()))
-    script = ("import core.ranks as r\n"
-              "r.forked_ranks_can_use_cuda = lambda: False\n"
+    script = ("import core.hardware, core.ranks as r\n"
+              "core.hardware.cuda_survives_fork = lambda: False\n"
               f"o = r.launch(2, [{str(spec)!r}, {str(out)!r}], 'tok123')\n"
               "print('code', o.code, o.first_error)\n")
     proc = subprocess.run([sys.executable, "-c", script], env=child_env(chapter.parent),
