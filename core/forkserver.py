@@ -40,6 +40,7 @@ from typing import Any
 
 from core import REPO_ROOT
 from core.hardware import cuda_survives_fork
+from core.signing import run_main
 
 START_TIMEOUT_S = 120.0  # importing torch on a busy machine
 
@@ -145,8 +146,7 @@ def _send(message: dict[str, Any]) -> None:
 
 def _run_child(request: dict[str, Any]) -> None:
     """In the forked child: become a fresh process, then run the module's main (core.child's
-    for a pair)."""
-    code = 1
+    for a pair); never returns."""
     try:
         os.setsid()  # its own session and process group, as start_new_session gives
         log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -158,26 +158,16 @@ def _run_child(request: dict[str, Any]) -> None:
         os.close(null)
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
-        sys.stdin = io.StringIO(request["token"] + "\n")  # core.signing.read_token reads it
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
         sys.path[:0] = [p for p in request["path"] if p not in sys.path[:len(request["path"])]]
         signal.signal(signal.SIGINT, signal.default_int_handler)
         random.seed()  # not the server's state: every child draws its own
-        module = request.get("module", "core.child")
-        sys.argv = [str(Path(REPO_ROOT, *module.split("."))) + ".py", *request["args"]]
-        code = importlib.import_module(module).main(request["args"]) or 0  # deliver() exits with 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:  # noqa: BLE001 - the log says why; the runner sees the code
+    except BaseException:  # noqa: BLE001 - the log (if it opened) says why; the runner sees 1
         traceback.print_exc()
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+        os._exit(1)
+    run_main(request.get("module", "core.child"), request["args"], request["token"])
 
 
 PRELOAD_BROKE_CUDA = "a child forked after the preload cannot use CUDA"

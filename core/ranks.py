@@ -24,15 +24,12 @@ AISP_TORCHRUN_ARGS to torchrun's rendezvous arguments (README, 'More than one GP
 from __future__ import annotations
 
 import ctypes
-import importlib
-import io
 import os
 import shlex
 import signal
 import sys
 import tempfile
 import time
-import traceback
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,21 +184,11 @@ def _rank(module: str, argv: list[str], token: str) -> None:
     in its environment). The harness's child exits at once after its result (os._exit), while
     the agent waits for this function to return: so the rank runs in a process of its own,
     forked once more, and this one reports how it ended."""
+    from core.signing import run_main
+
     pid = os.fork()
     if pid == 0:
-        code = 1
-        try:
-            sys.stdin = io.StringIO(f"{token}\n")  # rank 0 reads it (core.signing.read_token)
-            sys.argv = [module, *argv]
-            code = importlib.import_module(module).main(list(argv)) or 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        except BaseException:  # noqa: BLE001 - the log says why; the agent sees the code
-            traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
+        run_main(module, argv, token)  # rank 0 reads the token (core.signing.read_token)
     _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
     if code:

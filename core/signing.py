@@ -6,13 +6,16 @@ that a pair forges, or a thread it leaves running, cannot pass for the harness's
 """
 from __future__ import annotations
 
+import importlib
+import io
 import json
 import os
 import sys
+import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from core import atomic
+from core import REPO_ROOT, atomic
 
 
 def read_token() -> str:
@@ -26,3 +29,24 @@ def deliver(path: Path, token: str, payload: dict[str, Any]) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def run_main(module: str, args: list[str], token: str) -> NoReturn:
+    """In a forked process (a pair's child from the fork server, a forked rank): run
+    `python -m MODULE ARGS` as a fresh process would, with `token` on its stdin (read_token),
+    and exit with its code at once (never the parent's atexit handlers or pipes)."""
+    code = 1
+    try:
+        sys.stdin = io.StringIO(f"{token}\n")
+        sys.argv = [str(Path(REPO_ROOT, *module.split("."))) + ".py", *args]
+        code = importlib.import_module(module).main(list(args)) or 0  # deliver() exits with 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - the log says why; the parent sees the code
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
