@@ -111,43 +111,46 @@ class Checks:
         """A private copy of a run()'s output, on the ranks whose outputs are verified."""
         return snapshot(out) if self.answers_here else None
 
-    def expected_after(self, first: Any, second: Any, calls: int, stateful: bool) -> Any:
-        """The baseline's answer on `second`'s values, on fresh copies of the inputs (no cache
-        can hit); a stateful baseline is stepped from a fresh setup() through `calls` calls on
-        `first`'s values first, as the checked side was."""
-        from core.inputs import clone
-
+    def expected_after(self, sets: list[Any], stateful: bool) -> Any:
+        """The baseline's answer on the last of `sets` (fresh copies of a timed call's values,
+        so no cache can hit); a stateful baseline is stepped from a fresh setup() through the
+        earlier ones first, as the checked side was."""
         if stateful:
             self.baseline.setup(self.baseline.ctx)
-            for _ in range(calls):
-                self.baseline.run(clone(first))
-        expected = self.answer(self.baseline.run(clone(second)))
+            for values in sets[:-1]:
+                self.baseline.run(values)
+        expected = self.answer(self.baseline.run(sets[-1]))
         self.sync()
         return expected
 
-    def check_timed(self, first: Any, second: Any, captured: dict[str, Any], index: int,
+    def check_timed(self, fresh: dict[str, Any], captured: dict[str, Any], index: int,
                     stateful: bool) -> set[str]:
-        """Captured timed outputs against the baseline's output on the same values."""
-        positions = {n: (self.captured_at.get(n, 0) if stateful else 0) for n in captured}
-        expected = {at: self.expected_after(first, second, at, stateful)
-                    for at in sorted(set(positions.values()))}
+        """Captured timed outputs against the baseline's output on the same values (each
+        side's kept call had its own fresh values: core.fresh)."""
+        expected = {}
+        for name in captured:  # in the sides' order: every rank runs the baseline alike
+            at = self.captured_at.get(name, 0)
+            expected[name] = self.expected_after(fresh[name].copies(at, stateful), stateful)
+            self.integrity.timed_seeds.append(fresh[name].seeds[at])
         if not self.answers_here:  # the baseline ran (its collectives need every rank); rank 0 checks
             return set()
-        where = (f" for a timed call of round {index} (inputs switched to the values of seed "
-                 f"{self.integrity.timed_seeds[-1]} just before it)")
+
+        def where(name: str) -> str:
+            return (f" for a timed call of round {index} (on the values of seed "
+                    f"{fresh[name].seeds[self.captured_at.get(name, 0)]}, new to that call)")
         if "baseline" in captured:
-            check = compare(expected[positions["baseline"]], captured["baseline"], self.tolerance("baseline"))
+            check = compare(expected["baseline"], captured["baseline"], self.tolerance("baseline"))
             if not check.ok:
-                raise PairError(f"{self.file}: the baseline's output{where} differs from its own "
-                                f"output on a fresh copy of the same inputs: {check.message}; "
-                                f"run() returns a result cached across calls")
+                raise PairError(f"{self.file}: the baseline's output{where('baseline')} differs from "
+                                f"its own output on a fresh copy of the same inputs: "
+                                f"{check.message}; run() returns a result cached across calls")
         dropped = set()
         for name in list(self.sides):
             if name in captured:
                 self.integrity.timed_output_checks += 1
-                if not self.check_output(name, expected[positions[name]], captured[name],
-                                         f"{where}: the timed output differs from the baseline "
-                                         f"on the same values (a result cached across calls, "
-                                         f"or prepared in setup(), fails here)"):
+                if not self.check_output(name, expected[name], captured[name],
+                                         f"{where(name)}: the timed output differs from the "
+                                         f"baseline on the same values (a result cached across "
+                                         f"calls, or prepared in setup(), fails here)"):
                     dropped.add(name)
         return dropped

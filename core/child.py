@@ -2,7 +2,8 @@
 
     python -m core.child SPEC.json RESULT.json      # SPEC (core.record.PairSpec) from core.runner
 
-The token that signs the result comes on stdin (core.signing); the harness's other child
+The token that signs the result is asked for on stdin once the checks are done, just before
+the result is written (core.signing): no pair code runs while it is here. The harness's other child
 processes (probe, cold starts, profiling, load tests) are core.toolchild. Steps for a pair:
 1. load every side; a variant must follow its pair's rules: the baseline's input builder,
    workload(), reference(), trace and cost model (core.rules); its
@@ -12,14 +13,15 @@ processes (probe, cold starts, profiling, load tests) are core.toolchild. Steps 
    (unless `inplace`), the baseline checked against `reference()`, every variant against the
    baseline (a declared tolerance bounded by the output's scale, core.verify), and each side's
    output must change with the seed. `stateful` sides are set up afresh for each check.
-3. time the verified sides in interleaved rounds. Before each round the inputs are refilled
-   in place with values from a fresh seed; in every batch the output of one sample, at a
-   position drawn at random, is kept and compared after the round with the baseline's
-   output on the same values (computed on a fresh copy of the inputs). A `stateful` side's
-   batch starts from a fresh setup() in some rounds (STATE_CHECK_SHARE, and the first), its
-   output is kept within its first STATE_CHECK_CALLS calls, and the baseline is stepped from
-   a fresh setup() through the same calls to check it. A result cached across calls (keyed on
-   anything), or prepared in setup(), fails here.
+3. time the verified sides in interleaved rounds. Every timed call gets input values no
+   earlier call had (core.fresh: k fresh sets from make_inputs before a batch of k calls,
+   copied into the inputs before each call, untimed). After each call returns, a draw the
+   pair cannot read decides whether its output is the one kept (core.timing.Keep); after the
+   round it is compared with the baseline's output on a fresh copy of the same values. A
+   `stateful` side's batch starts from a fresh setup() in some rounds (STATE_CHECK_SHARE,
+   and the first), its output is kept within its first STATE_CHECK_CALLS calls, and the
+   baseline is stepped from a fresh setup() through the same calls to check it. A result
+   cached across calls (keyed on anything), or prepared in setup(), fails here.
 4. after timing: the escape check per side, the goals' own measurements (goodput replays,
    simulated costs), the Guard (timing and harness functions unreplaced), and `stateful`
    sides verified once more from a fresh setup.
@@ -247,10 +249,13 @@ class PairSession(Checks):
 
     # --- 3. timing with timed-output checks --------------------------------------------
     def measure(self) -> None:
-        """Time every side; each batch runs on the values of one fresh seed until, just
-        before a sample drawn at random, the inputs switch to those of a second seed, and
-        that sample's output is kept for check_timed(). A result cached across calls, one
-        call late, or computed for other values then differs from the baseline's."""
+        """Time every side. Every timed call gets values no earlier call had (core.fresh);
+        after each call returns, a draw the pair cannot read decides whether its output is
+        the one kept (core.timing.Keep), and after the round it is compared with the
+        baseline's answer on a fresh copy of that call's values. A result cached across
+        calls (keyed on anything), one call late, skipped for some calls, or prepared in
+        setup() then differs from the baseline's."""
+        from core.fresh import FreshSets, most_calls
         from core.inputs import changed, clone, refill
 
         device = self.device
@@ -258,7 +263,7 @@ class PairSession(Checks):
         benches = {n: self.bench(n) for n in names}
         inputs = self.baseline.make_inputs(self.new_seed())  # the tensors every side gets
         self.timed_inputs = inputs
-        first, second = clone(inputs), clone(inputs)  # this round's two sets of values
+        fresh = {n: FreshSets(self.baseline.make_inputs, self.new_seed) for n in names}
         modes = {option(b, "timing_mode", "hot") for b in benches.values()}
         cold, graph = "cold" in modes, "graph" in modes and device.startswith("cuda")
         flush = timing.L2Flusher() if cold and device.startswith("cuda") else None
@@ -274,25 +279,31 @@ class PairSession(Checks):
 
         def side(name: str) -> timing.Timed:
             bench = benches[name]
-            given = inputs
-            steps = [flush] if flush else []
-            if option(bench, "inplace", False):
-                given = clone(inputs)  # this side's working copy, refreshed before every call
-                steps.append(lambda: refill(given, inputs))
-            def before() -> None:
-                for step in steps:
-                    step()
+            inplace = option(bench, "inplace", False)
+            given = clone(inputs) if inplace else inputs  # an inplace side works on its own copy
 
-            def keep(out: Any) -> None:  # into the buffer sized before timing: no allocation
+            def before(i: int) -> None:  # call i's fresh values (a warm-up call, -1: the template's)
+                if i >= 0:
+                    fresh[name].into(given, i)
+                elif inplace:
+                    refill(given, inputs)
+                if flush:
+                    flush()
+
+            def keep(i: int, out: Any) -> None:  # into the buffer sized before timing: no allocation
                 if name in stateful and not checking_state[0]:
                     return
                 captured[name] = buffers[name] = (snapshot_into(buffers.get(name), out)
                                                   if self.answers_here else None)
 
-            def prepare() -> None:
+            def prepare(calls: int) -> None:
+                started = time.perf_counter()
                 if name in stateful and checking_state[0]:
                     bench.setup(bench.ctx)  # this batch steps from a fresh state
-                refill(inputs, first)
+                fresh[name].draw(calls)
+                self.integrity.fresh_sets += calls
+                self.integrity.fresh_s += time.perf_counter() - started
+
             def call() -> Any:  # every timed output is plain (a lazy one would cost nothing)
                 out = bench.run(given)
                 if (type(out) is not torch.Tensor and self.answers_here
@@ -303,27 +314,20 @@ class PairSession(Checks):
             if graph:  # every side alike, so the speedup compares GPU time with GPU time
                 call, calls = self.graph_call(name, call)
                 self.graph_calls[name] = calls
-            return timing.Timed(call, before if steps else None, keep,
-                                switch=lambda: refill(inputs, second), prepare=prepare, calls=calls,
+            return timing.Timed(call, before, keep, prepare, calls, most_calls(inputs, device),
                                 capture_within=STATE_CHECK_CALLS if name in stateful else None)
 
         def before_round(index: int) -> None:
-            started = time.perf_counter()
             checking_state[0] = bool(stateful) and (index == 1 or self.rng.random() < STATE_CHECK_SHARE)
-            for values in (first, second):
-                fresh = self.new_seed()
-                self.integrity.timed_seeds.append(fresh)
-                refill(values, self.baseline.make_inputs(fresh))
-            self.integrity.checks_s += time.perf_counter() - started
 
         def after_batch(name: str, batch: timing.Batch) -> bool:
-            """Right after each batch: no work escaped it, and the inputs are as they were
-            (a side that breaks either rule is out before the next side is timed)."""
+            """Right after each batch: no work escaped it, and the inputs hold the last call's
+            values (a side that breaks either rule is out before the next side is timed)."""
             started = time.perf_counter()
             self.captured_at[name] = batch.captured_at or 0
             problem = impure.get(name) or self.escaped([batch])
             if not problem and not option(benches[name], "inplace", False):
-                mutated = changed(second, inputs)
+                mutated = changed(fresh[name].last, inputs)
                 problem = f"{mutation_problem(mutated)} (during timing)" if mutated else None
             self.integrity.checks_s += time.perf_counter() - started
             if problem is None:
@@ -338,7 +342,7 @@ class PairSession(Checks):
                 return set()
             started = time.perf_counter()
             self.check_guard("during timing")  # no verdict with a patched harness (1 ms)
-            dropped = self.check_timed(first, second, captured, index, "baseline" in stateful)
+            dropped = self.check_timed(fresh, captured, index, "baseline" in stateful)
             captured.clear()
             self.integrity.checks_s += time.perf_counter() - started
             return dropped
@@ -370,7 +374,8 @@ class PairSession(Checks):
         sides = {n: t for n, t in sides.items() if n == "baseline" or n in self.sides}
         floors = self.timing_floors()
         measurement = timing.interleaved(
-            sides, policy, device, warmup, before_round, after_round, self.rng, after_batch,
+            sides, policy, device, warmup, before_round, after_round,
+            self.rng.randrange if self.ranks.distributed else None, after_batch,
             self.ranks if self.ranks.distributed else None,
             decide=(lambda r, got, sizes: decided(r, got, sizes, floors)) if floors else None)
         self.integrity.timing_s = time.perf_counter() - started - self.integrity.checks_s
@@ -544,19 +549,19 @@ def ranks_needed(spec: PairSpec) -> int:
     return needed
 
 
-def launch_ranks(spec: PairSpec, argv: list[str], token: str, out: Path, needed: int) -> None:
+def launch_ranks(spec: PairSpec, argv: list[str], out: Path, needed: int) -> None:
     """This child becomes the launcher of the pair's ranks (core.ranks); rank 0 signs the
     result. When no rank did, the launcher reports the first rank's reason. Never returns."""
     from core.ranks import launch
 
-    outcome = launch(needed, argv, token)
+    outcome = launch(needed, argv)
     if out.exists():
         sys.stdout.flush()
         os._exit(0)
     result = PairSession(spec, _device(), random.Random()).result
     result.fail_all(outcome.first_error or f"{spec.pair}: torchrun exited with code "
                     f"{outcome.code} and no rank wrote a result (see the log)")
-    deliver(out, token, result.to_dict())
+    deliver(out, read_token(), result.to_dict())
 
 
 def main(argv: list[str]) -> int:
@@ -568,16 +573,15 @@ def main(argv: list[str]) -> int:
         from core.ranks import die_with_parent
 
         die_with_parent()
-    token = "" if rank != 0 else read_token()  # ranks share the launcher's stdin: rank 0 signs
     GUARD = Guard()
     spec, out = PairSpec.read(argv[0]), Path(argv[1])
     if "RANK" not in os.environ and not check_pair_files(spec.files()):  # refused: load() says so
         needed = ranks_needed(spec)
         skipped = none_can_run(spec, _device(), needed) if needed > 1 else None
         if skipped is not None:
-            deliver(out, token, skipped.to_dict())
+            deliver(out, read_token(), skipped.to_dict())
         if needed > 1:
-            launch_ranks(spec, argv, token, out, needed)
+            launch_ranks(spec, argv, out, needed)
     started = time.perf_counter()
     result = run_pair(spec)
     if rank != 0:  # rank 0 has every rank's samples and writes the result
@@ -587,7 +591,7 @@ def main(argv: list[str]) -> int:
     problem = GUARD.problem()
     if problem and result.status == "ok":
         result.fail_all(f"{spec.pair}: {problem} (found before writing the result)")
-    deliver(out, token, result.to_dict())
+    deliver(out, read_token(), result.to_dict())  # the token exists here only from now on
     return 0  # not reached: deliver() exits
 
 

@@ -6,7 +6,8 @@ runs. The fork server is one process, started by the runner for a run, that impo
 and core.child once, never touches CUDA, and forks a child per pair on request. The child
 gets what a fresh process gets: its own session and process group (killed as a group at the
 end, as before), its log file as stdout and stderr, the pair's environment, the chapters'
-root first on sys.path, the token through its stdin, and CUDA initialised for the first time
+root first on sys.path, the token desk on its stdin (the server keeps the token and hands it
+out when the child signs, core.signing), and CUDA initialised for the first time
 in it (a forked process may initialise CUDA if its parent never did). It then runs
 core.child's main unchanged.
 
@@ -40,7 +41,7 @@ from typing import Any
 
 from core import REPO_ROOT
 from core.hardware import cuda_survives_fork
-from core.signing import run_main
+from core.signing import TokenDesk, run_main
 
 START_TIMEOUT_S = 120.0  # importing torch on a busy machine
 
@@ -144,18 +145,18 @@ def _send(message: dict[str, Any]) -> None:
     os.write(1, (json.dumps(message) + "\n").encode())  # fd 1 is the protocol pipe, unbuffered
 
 
-def _run_child(request: dict[str, Any]) -> None:
+def _run_child(request: dict[str, Any], desk: Any) -> None:
     """In the forked child: become a fresh process, then run the module's main (core.child's
-    for a pair); never returns."""
+    for a pair), its stdin the token desk's socket (core.signing); never returns."""
     try:
+        desk.mine.close()  # the server's end: the token stays in the server
         os.setsid()  # its own session and process group, as start_new_session gives
         log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(log, 1)  # replaces the protocol pipes (fds 0 and 1) in the child
         os.dup2(log, 2)
         os.close(log)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
+        os.dup2(desk.child_end.fileno(), 0)
+        desk.child_end.close()
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
         os.environ.clear()
@@ -167,7 +168,7 @@ def _run_child(request: dict[str, Any]) -> None:
     except BaseException:  # noqa: BLE001 - the log (if it opened) says why; the runner sees 1
         traceback.print_exc()
         os._exit(1)
-    run_main(request.get("module", "core.child"), request["args"], request["token"])
+    run_main(request.get("module", "core.child"), request["args"])
 
 
 PRELOAD_BROKE_CUDA = "a child forked after the preload cannot use CUDA"
@@ -201,11 +202,15 @@ def serve(with_preload: bool = True) -> None:
     _send({"ready": True})
     for line in sys.stdin.buffer:
         request = json.loads(line)
+        desk = TokenDesk(request["token"])  # this server, not the child, keeps the token
         pid = os.fork()
         if pid == 0:
-            _run_child(request)  # never returns
+            _run_child(request, desk)  # never returns
+        desk.close_child_end()
+        desk.start()
         _send({"pid": pid})
         _, status = os.waitpid(pid, 0)
+        desk.close()  # before the next fork: no thread of it runs then
         _send({"exit": pid, "code": os.waitstatus_to_exitcode(status)})
 
 

@@ -1,9 +1,10 @@
 """Child processes: one per pair, in its own process group, with a result only the harness signs.
 
-The parent hands the child a random token on stdin (never on the command line, in the
-environment or in a file). The child's harness code reads it before any pair module is
-imported and writes it into the result file, then exits at once (`os._exit`): a file that a
-pair's own code wrote to the result path carries no token and is rejected. On a timeout, and
+The parent makes a random token per child (never on the command line, in the environment or
+in a file) and hands it out on the child's stdin only when the child's harness asks, after
+its checks (core.signing.TokenDesk); the harness writes it into the result file and exits at
+once (`os._exit`): a file that a pair's own code wrote to the result path carries no token
+and is rejected. On a timeout, and
 after every child, the whole process group is killed, so a helper process a pair started
 does not outlive it.
 
@@ -105,15 +106,19 @@ def start_fresh(args: list[str], log: Path, root: Path = REPO_ROOT,
 
 def _popen(args: list[str], log: Path, root: Path, token: str, env: dict[str, str] | None,
            module: str) -> subprocess.Popen:
-    with open(log, "w") as handle:
-        proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO_ROOT,
-                                env={**child_env(root), **(env or {})}, stdin=subprocess.PIPE,
-                                stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+    """The child, its stdin the token desk's socket (core.signing): it asks for the token when
+    it signs, and the desk's thread ends when the child (and all it started) has gone."""
+    from core.signing import TokenDesk
+
+    desk = TokenDesk(token)
     try:
-        proc.stdin.write(f"{token}\n".encode())
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass  # it died at once; its exit code and log say why
+        with open(log, "w") as handle:
+            proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO_ROOT,
+                                    env={**child_env(root), **(env or {})}, stdin=desk.child_end,
+                                    stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+    finally:
+        desk.close_child_end()
+    desk.start()
     return proc
 
 

@@ -5,7 +5,8 @@ under `torchrun` (torch.distributed.run): the pair's child process becomes the l
 running `torchrun --standalone --nproc_per_node N -m core.child SPEC RESULT` in itself. The
 ranks are forked from it where they can still use the GPU (it has imported torch and the
 harness already: each fresh process would import them again, ~2 s of a CPU each), and start
-afresh once it has touched CUDA; rank 0 gets the result token. Every rank runs the same verification and timing
+afresh once it has touched CUDA; every rank inherits the token desk on its stdin, and rank 0
+asks it for the token when it signs the result (core.signing). Every rank runs the same verification and timing
 loop; the pair's own work uses the default process group (NCCL on GPUs, gloo on a CPU-only
 machine, where a `supports_cpu` pair runs its N ranks as CPU processes — the tests do this),
 and the harness agrees its decisions over a separate gloo group:
@@ -136,12 +137,13 @@ class LaunchOutcome:
     first_error: str | None  # the reason of the first rank that aborted, if any
 
 
-Torchrun = Callable[[list[str], dict[str, str], str], int]
+Torchrun = Callable[[list[str], dict[str, str]], int]
 
 
-def torchrun_here(args: list[str], env: dict[str, str], token: str) -> int:
+def torchrun_here(args: list[str], env: dict[str, str]) -> int:
     """torchrun (torch.distributed.run) in this process, which exists only to launch the
-    ranks: `env` becomes its environment, and rank 0 gets `token`. The ranks are forked from
+    ranks: `env` becomes its environment; the ranks inherit its stdin (the token desk, which
+    rank 0 asks when it signs: core.signing). The ranks are forked from
     this process (torch and the harness are imported already) where a forked process can
     still use the GPU; once this process has touched CUDA (torch then refuses CUDA in its
     forked children), they start afresh, as torchrun's own command starts them.
@@ -161,25 +163,15 @@ def torchrun_here(args: list[str], env: dict[str, str], token: str) -> int:
     try:
         if cuda_survives_fork():
             config.start_method = "fork"
-            elastic_launch(config, _rank)(parsed.training_script, parsed.training_script_args, token)
+            elastic_launch(config, _rank)(parsed.training_script, parsed.training_script_args)
         else:
-            _stdin_holding(token)  # the fresh ranks inherit it
             elastic_launch(config, command)(*command_args)
     except ChildFailedError:
         return 1
     return 0
 
 
-def _stdin_holding(token: str) -> None:
-    """Make this process's stdin (fd 0) a pipe that holds `token`, for processes it starts."""
-    read, write = os.pipe()
-    os.write(write, f"{token}\n".encode())
-    os.close(write)
-    os.dup2(read, 0)
-    os.close(read)
-
-
-def _rank(module: str, argv: list[str], token: str) -> None:
+def _rank(module: str, argv: list[str]) -> None:
     """One rank, as torchrun's agent calls it in the process it forked (RANK and the rest are
     in its environment). The harness's child exits at once after its result (os._exit), while
     the agent waits for this function to return: so the rank runs in a process of its own,
@@ -188,22 +180,22 @@ def _rank(module: str, argv: list[str], token: str) -> None:
 
     pid = os.fork()
     if pid == 0:
-        run_main(module, argv, token)  # rank 0 reads the token (core.signing.read_token)
+        run_main(module, argv)  # rank 0 asks for the token when it signs (core.signing)
     _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
     if code:
         raise RuntimeError(f"rank {os.environ.get('RANK', '?')} exited with code {code}")
 
 
-def launch(nproc: int, child_args: list[str], token: str, run: Torchrun = torchrun_here,
+def launch(nproc: int, child_args: list[str], run: Torchrun = torchrun_here,
            module: str = "core.child") -> LaunchOutcome:
     """Run the pair's ranks under torchrun and wait; the ranks inherit this process's
-    stdout/stderr (the pair's log) and get the token on stdin."""
+    stdout/stderr (the pair's log) and its stdin (the token desk)."""
     with tempfile.TemporaryDirectory(prefix="aisp-ranks-") as folder:
         env = {**os.environ, RANK_DIR_ENV: folder}
         for key, value in MULTICAST_OFF.items():
             env.setdefault(key, value)
-        code = run(torchrun_args(nproc, child_args, module), env, token)
+        code = run(torchrun_args(nproc, child_args, module), env)
         errors = []
         for path in Path(folder).glob("rank*.error"):
             stamp, _, reason = path.read_text().partition("\n")

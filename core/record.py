@@ -275,14 +275,16 @@ class IntegrityReport:
     """Which checks ran on a pair, on which seeds, and what they cost in seconds."""
 
     verify_seeds: list[int] = field(default_factory=list)
-    timed_seeds: list[int] = field(default_factory=list)  # one per refill of the inputs
+    timed_seeds: list[int] = field(default_factory=list)  # the seeds of the checked timed calls
+    fresh_sets: int = 0  # input sets drawn for timed calls: one per call (core.fresh)
+    fresh_s: float = 0.0  # drawing them (outside the batches' wall time)
     timed_output_checks: int = 0  # timed outputs compared with the baseline on the same values
     reference_checked: bool = False  # the baseline was checked against reference()
     launch_gap_ms: float = 0.0  # the host's own time between two samples, measured here
     # whether the escaped-work check ran (off in a smoke run side by side: PairSpec.shared_gpu)
     escape_check: bool = True
     verify_s: float = 0.0
-    checks_s: float = 0.0  # refills and timed-output checks during timing
+    checks_s: float = 0.0  # timed-output checks and input checks during timing
     timing_s: float = 0.0  # the timed batches themselves
 
     def to_dict(self) -> dict[str, Any]:

@@ -14,7 +14,9 @@ import) before the child imports them and names the file and line of:
   (also through `setattr` with that name);
 - writes to anything reached through aisp's modules (`core.*`): an attribute, an item, a
   `setattr`, a `del`;
-- patches of `torch.Tensor` (its methods are what the verifier calls) and of `builtins`.
+- patches of `torch.Tensor` (its methods are what the verifier calls) and of `builtins`;
+- the channel the result's token comes through (core.signing): `sys.stdin`, or fd 0 opened,
+  read or duplicated (`os.read(0, ...)`, `open(0)`, `socket.socket(fileno=0)`).
 
 What it cannot see: code built at run time (`getattr(sys, "_get" + "frame")`, `exec`, an
 imported third-party module doing it). The runtime checks stand behind it: the Guard compares
@@ -31,6 +33,8 @@ FRAME_ACCESS = {"sys._getframe", "sys._current_frames", "inspect.currentframe", 
                 "inspect.trace", "inspect.getouterframes", "inspect.getinnerframes",
                 "traceback.extract_stack", "traceback.walk_stack", "traceback.print_stack"}
 OBJECT_GRAPH = {"gc.get_objects", "gc.get_referrers", "gc.get_referents"}
+SIGNING_CHANNEL = {"sys.stdin", "sys.__stdin__"}  # the token desk (core.signing)
+FD_CALLS = {"os.read", "os.fdopen", "os.dup", "os.dup2", "socket.socket", "socket.fromfd", "open"}
 FRAME_ATTRIBUTES = {"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame",
                     "ag_frame"}
 CODE_ATTRIBUTES = {"__code__", "__class__", "__globals__", "__defaults__", "__kwdefaults__"}
@@ -118,6 +122,8 @@ class _Reader(ast.NodeVisitor):
             self.flag(node, f"reads the call stack ({name})")
         elif name in OBJECT_GRAPH:
             self.flag(node, f"walks the garbage collector's objects ({name})")
+        elif name in SIGNING_CHANNEL:
+            self.flag(node, f"reads {name}: the harness's signing channel")
         elif node.attr in FRAME_ATTRIBUTES:
             self.flag(node, f"reads a frame (.{node.attr})")
         self.generic_visit(node)
@@ -134,6 +140,10 @@ class _Reader(ast.NodeVisitor):
                 self.flag(node, f"{func.id}() of {name.value}: swaps an object's code or class")
         elif isinstance(func, ast.Name) and self.aliases.get(func.id) in FRAME_ACCESS | OBJECT_GRAPH:
             self.flag(node, f"calls {self.aliases[func.id]}")
+        called = func.id if isinstance(func, ast.Name) and func.id not in self.aliases else (
+            self.qualified(func))
+        if called in FD_CALLS and _fd_zero(node):
+            self.flag(node, f"{called}() of fd 0: the harness's signing channel")
         self.generic_visit(node)
 
     # --- writes -------------------------------------------------------------------------
@@ -172,6 +182,12 @@ class _Reader(ast.NodeVisitor):
         for target in node.targets:
             self.check_target(target, "deletes")
         self.generic_visit(node)
+
+
+def _fd_zero(call: ast.Call) -> bool:
+    """Whether a call names file descriptor 0 (its first argument, or `fileno=0`)."""
+    given = [*call.args[:1], *(k.value for k in call.keywords if k.arg in ("fileno", "fd"))]
+    return any(isinstance(a, ast.Constant) and a.value == 0 and type(a.value) is int for a in given)
 
 
 def _what(root: str) -> str:

@@ -5,10 +5,15 @@ after a batch of samples, never between samples; enqueue each sample's start eve
 work and its end event back to back, and read all events after the final sync. A host
 sync per sample would put the launch gap inside every sample (+5..20% on sub-ms kernels).
 
-The harness's own work between samples (an L2 flush in `cold` mode, a fresh copy of the
-inputs for `inplace` pairs, the copy of one sample's output for the timed-output check) is
+The harness's own work between samples (an L2 flush in `cold` mode, the copy of fresh input
+values into the inputs, the copy of one sample's output for the timed-output check) is
 enqueued outside the start/end events and timed by its own events, so the escape check
 (core.integrity) can account for every millisecond of the batch's wall time.
+
+Which sample's output is kept for the check is decided after each call returns, by a draw the
+pair cannot read beforehand (`Keep.draw`: the kernel's entropy in one process): reservoir
+sampling keeps call i with probability 1/(calls so far), so the kept call is uniform over the
+batch and no call knows, while it runs, whether it will be checked.
 
 A pair that declares `timing_mode = "graph"` is timed by CUDA-graph replay: run() is
 captured K times in one graph and each sample is one replay, divided by K. That is the GPU's
@@ -18,7 +23,7 @@ the host's launch (a 3.6 µs kernel measured as 26 µs per eager call; README,
 
 Baseline and optimized are measured in alternating rounds, so clock or thermal drift hits
 both alike, until each side's median is known to ±1% (or a cap is reached). The harness's
-checks between rounds (fresh input values drawn by the pair's make_inputs, the timed-output
+checks between rounds (the baseline's answers for the kept outputs, the timed-output
 check) can cost more than the round they guard: a pair whose inputs are drawn on the host
 measured 0.3 s of checks per 20 ms round on an H200, 58 s of its 77 s. While the checks
 cost more than the timed batches, rounds grow longer (more samples per round): every round
@@ -33,7 +38,7 @@ does not change what is measured, and core.integrity.Guard reports the replaceme
 from __future__ import annotations
 
 import math
-import random
+import secrets
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol
@@ -72,27 +77,45 @@ class Batch:
     captured_at: int | None = None  # which sample's output was captured
 
 
+Before = Callable[[int], None]  # harness work before sample i (i = -1: a warm-up call)
+
+
+@dataclass
+class Keep:
+    """Which call of a batch gives the output the harness keeps, decided after each returns.
+
+    window: the calls that may be kept; draw(n): a uniform integer in [0, n), drawn after a
+    call returns (reservoir sampling: call i of the window replaces the kept output when
+    draw(i + 1) == 0); take(i, out): copies call i's output (harness work, untimed)."""
+
+    window: range
+    draw: Callable[[int], int]
+    take: Callable[[int, Any], None]
+
+
 @dataclass
 class Timed:
     """One side as the timing loop sees it.
 
     call:    one run() on the current inputs; returns the output
-    before:  harness work enqueued before every sample (L2 flush, fresh inputs); not timed
-    capture: receives the output of one sample per batch, at a position drawn at random
-    switch:  harness work enqueued just before that sample (new input values); not timed
-    prepare: host-side work before each batch, outside its wall time (reset the inputs)
+    before:  harness work enqueued before every sample: before(i) for sample i of a batch
+             (fresh input values, an L2 flush), before(-1) before a warm-up call; not timed
+    capture: take(i, out), the output of one call per batch, chosen after the calls return
+    prepare: host-side work before each batch of k calls, outside its wall time: prepare(k)
+             (draw k fresh input sets)
     calls:   run() calls one `call` makes (K for a graph replay); samples are divided by it
-    capture_within: the captured sample is one of the batch's first this-many, never its
+    max_calls: most samples one batch may hold (the fresh input sets that fit in memory)
+    capture_within: the captured call is one of the batch's first this-many, never its
              first when it has more (a stateful side, checked by stepping the baseline
              through the same calls); None: any
     """
 
     call: Fn
-    before: Fn | None = None
-    capture: Callable[[Any], None] | None = None
-    switch: Fn | None = None
-    prepare: Fn | None = None
+    before: Before | None = None
+    capture: Callable[[int, Any], None] | None = None
+    prepare: Callable[[int], None] | None = None
     calls: int = 1
+    max_calls: int | None = None
     capture_within: int | None = None
 
 
@@ -152,50 +175,54 @@ def _bracket(fn: Callable[[], Any], pairs: list[tuple[Any, Any]]) -> Any:
     return out
 
 
-def measure_cuda(fn: Fn, n: int, before: Fn | None = None, capture_at: int | None = None,
-                 capture: Callable[[Any], None] | None = None, switch: Fn | None = None) -> Batch:
+def _kept(keep: Keep | None, i: int) -> bool:
+    """Whether call i's output replaces the kept one (drawn now, after the call returned)."""
+    return keep is not None and i in keep.window and keep.draw(i - keep.window.start + 1) == 0
+
+
+def measure_cuda(fn: Fn, n: int, before: Before | None = None, keep: Keep | None = None) -> Batch:
     starts = [_Event(enable_timing=True) for _ in range(n)]
     ends = [_Event(enable_timing=True) for _ in range(n)]
     harness: list[tuple[Any, Any]] = []
+    captured_at = None
     _synchronize()
     wall0 = _perf_counter()
     for i in range(n):
-        if i == capture_at and switch is not None:  # first: `before` may copy the inputs
-            _bracket(switch, harness)
         if before is not None:
-            _bracket(before, harness)
+            _bracket(lambda: before(i), harness)
         _record(starts[i])
         out = fn()
         _record(ends[i])
-        if i == capture_at and capture is not None:
-            _bracket(lambda: capture(out), harness)
+        if _kept(keep, i):
+            _bracket(lambda kept=out: keep.take(i, kept), harness)
+            captured_at = i
         del out
     _synchronize()
     wall_ms = (_perf_counter() - wall0) * 1e3
     samples = [_elapsed(s, e) for s, e in zip(starts, ends)]
     harness_ms = sum(_elapsed(s, e) for s, e in harness)
-    return Batch(samples, wall_ms, harness_ms, capture_at)
+    return Batch(samples, wall_ms, harness_ms, captured_at)
 
 
-def measure_cpu(fn: Fn, n: int, before: Fn | None = None, capture_at: int | None = None,
-                capture: Callable[[Any], None] | None = None, switch: Fn | None = None) -> Batch:
-    samples, harness_ms = [], 0.0
+def measure_cpu(fn: Fn, n: int, before: Before | None = None, keep: Keep | None = None) -> Batch:
+    samples, harness_ms, captured_at = [], 0.0, None
     wall0 = _perf_counter()
     for i in range(n):
-        for step in (switch if i == capture_at else None, before):
-            if step is not None:
-                t = _perf_counter()
-                step()
-                harness_ms += (_perf_counter() - t) * 1e3
+        if before is not None:
+            t = _perf_counter()
+            before(i)
+            harness_ms += (_perf_counter() - t) * 1e3
         t0 = _perf_counter()
         out = fn()
         samples.append((_perf_counter() - t0) * 1e3)
-        if i == capture_at and capture is not None:
+        if _kept(keep, i):
             t = _perf_counter()
-            capture(out)
+            keep.take(i, out)
             harness_ms += (_perf_counter() - t) * 1e3
+            captured_at = i
+        del out
     wall_ms = (_perf_counter() - wall0) * 1e3
-    return Batch(samples, wall_ms, harness_ms, capture_at)
+    return Batch(samples, wall_ms, harness_ms, captured_at)
 
 
 def measurer(device: str) -> Callable[..., Batch]:
@@ -319,7 +346,7 @@ def warm_up(fn: Fn, measure: Callable[..., Batch], min_calls: int = 3,
 def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = "cuda",
                 warmup: int | None = None, before_round: Callable[[int], None] | None = None,
                 after_round: Callable[[int], set[str]] | None = None,
-                rng: random.Random | None = None,
+                draw: Callable[[int], int] | None = None,
                 after_batch: Callable[[str, Batch], bool] | None = None,
                 agree: Agreement | None = None,
                 decide: Callable[[int, dict[str, list[float]], dict[str, list[int]]], str | None]
@@ -328,7 +355,9 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
 
     `before_round(round)` runs before each round (the child refills the inputs there);
     `after_round(round)` after it (the child checks the captured outputs); the sides it
-    returns are dropped from further timing. `rng` draws each batch's capture position.
+    returns are dropped from further timing. `draw(n)` (a uniform integer below n) decides,
+    after each call returns, whether its output replaces the kept one (Keep); the default
+    draws from the kernel's entropy, which no pair can read beforehand.
     `after_batch(side, batch)` runs after each batch; a side for which it returns True is dropped.
     `agree` (ranks of a multi-GPU pair, core.ranks): every rank makes rank 0's choice of calls
     per round and of when to stop, and drops a side any rank drops, so all ranks call run()
@@ -338,7 +367,7 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
     sample count.
     """
     timed = {name: s if isinstance(s, Timed) else Timed(s) for name, s in sides.items()}
-    rng = rng or random.Random()
+    draw = draw or secrets.randbelow
     measure = measurer(device)
     warm, estimate_ms = {}, {}
     for name, side in timed.items():
@@ -346,7 +375,7 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
         if warmup is not None:
             for _ in range(warmup):
                 call()
-            estimate_ms[name] = measure(side.call, 1, side.before).samples_ms[0]
+            estimate_ms[name] = measure(call, 1).samples_ms[0]
             warm[name] = warmup + 1
         else:
             estimate_ms[name], warm[name] = warm_up(call, measure)
@@ -355,6 +384,7 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
         name: max(1, min(200, int(policy.round_time_s * 1e3 / max(est, 1e-4))))
         for name, est in estimate_ms.items()
     }
+    per_round = {name: min(k, timed[name].max_calls or k) for name, k in per_round.items()}
     if agree is not None:
         per_round = agree.from_rank0(per_round)
     if policy.fixed_samples is not None:  # at least two rounds, so the inputs change once
@@ -378,13 +408,14 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
                 k = min(k, policy.fixed_samples - len(samples[name]))
                 if k <= 0:
                     continue
-            at = None
+            keep = None
             if side.capture is not None:  # a bounded window starts after the first call
                 first = 1 if side.capture_within and k > 1 else 0
-                at = rng.randrange(first, max(first + 1, min(k, side.capture_within or k)))
+                keep = Keep(range(first, max(first + 1, min(k, side.capture_within or k))), draw,
+                            side.capture)
             if side.prepare is not None:
-                side.prepare()
-            batch = measure(side.call, k, side.before, at, side.capture, side.switch)
+                side.prepare(k)
+            batch = measure(side.call, k, side.before, keep)
             batches_s += batch.wall_ms / 1e3
             batches[name].append(batch)
             samples[name].extend(t / side.calls for t in batch.samples_ms)
@@ -417,29 +448,31 @@ def interleaved(sides: dict[str, Timed | Fn], policy: StopPolicy, device: str = 
         if reason:
             return Measurement(samples, batches, rounds, reason, warm)
         if checks_s > batches_s and agree is None and policy.fixed_samples is None:
-            longer = _longer_rounds(per_round, estimate_ms, policy)
+            longer = _longer_rounds(per_round, estimate_ms, policy, timed)
             grown = grown or longer != per_round
             per_round = longer
 
 
 def _longer_rounds(per_round: dict[str, int], estimate_ms: dict[str, float],
-                   policy: StopPolicy) -> dict[str, int]:
+                   policy: StopPolicy, timed: dict[str, Timed]) -> dict[str, int]:
     """Twice the samples per round for each side, up to 200 and up to what still leaves
     MIN_ROUNDS rounds before the time cap (the checks between rounds cost more than the
     rounds themselves; see the module docstring)."""
     longer = {}
     for name, k in per_round.items():
         most = int(policy.max_time_s * 1e3 / (MIN_ROUNDS * max(estimate_ms[name], 1e-4)))
-        longer[name] = max(k, min(2 * k, 200, most))
+        fits = timed[name].max_calls if name in timed else None  # dropped sides stay as they are
+        longer[name] = max(k, min(2 * k, 200, most, fits or 200))
     return longer
 
 
 def _with_before(side: Timed) -> Fn:
+    """A warm-up call: the side's harness work before it (before(-1)), then the call."""
     if side.before is None:
         return side.call
 
     def call() -> Any:
-        side.before()
+        side.before(-1)
         return side.call()
     return call
 

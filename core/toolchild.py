@@ -1,5 +1,6 @@
 """The harness's tool processes: everything a child process does besides measuring a pair
-(core.child). Each mode signs its result with the token from stdin (core.signing).
+(core.child). Each mode signs its result with the token it asks for on stdin when it is
+done (core.signing).
 
     python -m core.toolchild --probe OUT                          # fingerprint + ceilings
     python -m core.toolchild --peak-ranks N ... OUT               # hw peak --gpus N (its ranks)
@@ -106,13 +107,13 @@ def load_test(spec: PairSpec, side: str, duration_s: float) -> dict[str, Any]:
     return {"stats": stats.to_dict(), "replays": replays, "slo": str(baseline.slo)}
 
 
-def peak_ranks(needed: int, argv: list[str], token: str, out: Path) -> dict[str, Any]:
+def peak_ranks(needed: int, argv: list[str], out: Path) -> dict[str, Any]:
     """Outside torchrun: launch `needed` ranks of this same command and report their failure
     if rank 0 wrote nothing. Inside: measure (core.multigpu); only rank 0 returns."""
     from core import multigpu, ranks
 
     if "RANK" not in os.environ:
-        outcome = ranks.launch(needed, argv, token, module="core.toolchild")
+        outcome = ranks.launch(needed, argv, module="core.toolchild")
         if out.exists():
             os._exit(0)
         return {"error": outcome.first_error or f"torchrun exited with code {outcome.code}"}
@@ -161,9 +162,6 @@ def main(argv: list[str]) -> int:
         from core.ranks import die_with_parent
 
         die_with_parent()
-    # --profile-side runs under ncu/nsys and writes no result; ranks share the launcher's
-    # stdin: only rank 0 reads the token
-    token = "" if mode == "--profile-side" or rank != 0 else read_token()
     if os.environ.get("AISP_PRECOMPILING") == "1":
         _keep_no_launch_config_picks()
     if mode == "--profile-side":
@@ -177,7 +175,7 @@ def main(argv: list[str]) -> int:
         out, payload = Path(argv[1]), probe()
     elif mode == "--peak-ranks":
         out = Path(argv[2])
-        payload = peak_ranks(int(argv[1]), argv, token, out)
+        payload = peak_ranks(int(argv[1]), argv, out)
     elif mode == "--cold-start":
         out = Path(argv[3])
         seed = _option(argv, "--seed")
@@ -203,7 +201,9 @@ def main(argv: list[str]) -> int:
         payload = profile_minimal(PairSpec.read(argv[1]), out.parent)
     else:
         sys.exit(f"core.toolchild: unknown mode {mode!r} (see the module's docstring)")
-    deliver(out, token, payload)
+    # the token is asked for now, when the work is done; ranks share the launcher's stdin:
+    # only rank 0 signs (--profile-side runs under ncu/nsys and writes no result)
+    deliver(out, read_token() if rank == 0 else "", payload)
     return 0  # not reached: deliver() exits
 
 

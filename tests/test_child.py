@@ -5,6 +5,8 @@ import pytest
 
 import random
 
+import torch
+
 from core.benchmark import Benchmark, Requirements
 from core.child import run_pair
 from core.pairfile import PairError, load_benchmark, unmet_requirement
@@ -27,11 +29,30 @@ def test_good_pair_in_process(in_process_root, make_chapter):
     assert rows["vec"].timing.stats.n == 4 and result.baseline.stats.n == 4
     assert result.baseline.workload.bytes == 3 * 64 * 4
     assert result.baseline.workload.bound == "memory"
-    # the integrity record says which checks ran: two verification seeds, a refill per
-    # round (two rounds for 4 samples), a timed-output check per round
+    # the integrity record says which checks ran: two verification seeds, a fresh input set
+    # per timed call (4 per side), one kept call per side and round (two rounds for 4 samples),
+    # its seed recorded, and a timed-output check of the variant per round
     assert len(result.integrity.verify_seeds) == 2 and result.rounds == 2
+    assert result.integrity.fresh_sets == 8
     assert len(result.integrity.timed_seeds) == 4 and result.integrity.timed_output_checks == 2
     assert rows["vec"].verification.checks == 4
+
+
+def test_every_timed_call_gets_values_no_earlier_call_had(in_process_root, make_chapter):
+    import sys
+
+    recording = vec_pair_file("SEEN.append((self.side, inputs[0].clone())); return torch.add(*inputs)",
+                              attrs="side = 'optimized'")
+    recording = recording.replace("class Bench", "SEEN = []\n\n\nclass Bench")
+    make_chapter("ch95", vec_chapter_files(default=recording))
+    result, rows = _run(in_process_root, iterations=12, warmup=0)
+    assert result.status == "ok" and rows["vec"].status == "ok"
+    seen = [x for side, x in sys.modules["ch95.optimized_vec"].SEEN]
+    # the two verification calls, the untimed first call, the estimate call, then the 12 timed
+    verified, timed = seen[:2], seen[4:]
+    assert len(timed) == 12 and result.integrity.fresh_sets == 24
+    for i, x in enumerate(timed):  # each differs from every call before it, verified ones too
+        assert not any(torch.equal(x, earlier) for earlier in verified + timed[:i]), i
 
 
 def test_seeds_are_drawn_by_the_harness_and_recorded(in_process_root, make_chapter):

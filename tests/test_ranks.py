@@ -215,24 +215,23 @@ def test_torchrun_is_standalone_unless_rendezvous_is_given(monkeypatch):
     assert "--standalone" not in command and "--rdzv-endpoint" in command and "--nproc-per-node=8" in command
 
 
-def test_the_launcher_keeps_multicast_off_passes_the_token_and_names_the_first_failure(monkeypatch):
+def test_the_launcher_keeps_multicast_off_and_names_the_first_failure(monkeypatch):
     from pathlib import Path
 
     from core.ranks import RANK_DIR_ENV, launch
 
     seen = {}
 
-    def fake_torchrun(args, env, token):
-        seen["args"], seen["env"], seen["token"] = args, env, token
+    def fake_torchrun(args, env):
+        seen["args"], seen["env"] = args, env
         folder = Path(env[RANK_DIR_ENV])  # two ranks fail, rank 1 first
         (folder / "rank0.error").write_text("200.0\nlater")
         (folder / "rank1.error").write_text("100.0\nfirst")
         return 1
 
     monkeypatch.setenv("NCCL_NVLS_ENABLE", "1")  # a user's own choice is kept
-    outcome = launch(2, ["spec.json", "out.json"], "tok123", run=fake_torchrun)
+    outcome = launch(2, ["spec.json", "out.json"], run=fake_torchrun)
     assert outcome.code == 1 and outcome.first_error == "rank 1: first"
-    assert seen["token"] == "tok123"
     env = seen["env"]
     assert env["NCCL_NVLS_ENABLE"] == "1"
     assert {k: env[k] for k in MULTICAST_OFF if k != "NCCL_NVLS_ENABLE"} == {
@@ -362,7 +361,7 @@ def test_a_one_process_pair_runs_as_one_process_not_as_ranks(make_chapter, tmp_p
 
 def test_ranks_start_afresh_when_a_forked_rank_could_not_use_the_gpu(make_chapter, tmp_path):
     """On a GPU the launcher has usually touched CUDA (torch refuses CUDA in its forked
-    children), so its ranks start as fresh processes, with the token on their stdin. That
+    children), so its ranks start as fresh processes, with the token desk on their stdin. That
     path, forced here on CPU, measures and signs as the forked one does."""
     import json
     import subprocess
@@ -371,6 +370,7 @@ def test_ranks_start_afresh_when_a_forked_rank_could_not_use_the_gpu(make_chapte
     from core.process import child_env
     from core.hardware import cuda_survives_fork
     from core.runner import pair_spec
+    from core.signing import TokenDesk
 
     assert cuda_survives_fork()  # nothing here touched CUDA
     chapter = make_chapter("ch91", {"_ar_common.py": COMMON, "baseline_ar.py": BASELINE,
@@ -380,10 +380,19 @@ def test_ranks_start_afresh_when_a_forked_rank_could_not_use_the_gpu(make_chapte
     spec.write_text(json.dumps(pair_spec(pair, examples, RunOptions(iterations=2, warmup=1)).to_dict()))
     script = ("import core.hardware, core.ranks as r\n"
               "core.hardware.cuda_survives_fork = lambda: False\n"
-              f"o = r.launch(2, [{str(spec)!r}, {str(out)!r}], 'tok123')\n"
+              f"o = r.launch(2, [{str(spec)!r}, {str(out)!r}])\n"
               "print('code', o.code, o.first_error)\n")
-    proc = subprocess.run([sys.executable, "-c", script], env=child_env(chapter.parent),
-                          capture_output=True, text=True, timeout=180)
+    desk = TokenDesk("tok123")
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", script], env=child_env(chapter.parent),
+                                stdin=desk.child_end, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        desk.close_child_end()
+        desk.start()
+        stdout, stderr = proc.communicate(timeout=180)
+    finally:
+        desk.close()
+    proc.stdout, proc.stderr = stdout, stderr
     assert "code 0 None" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-3000:]
     signed = json.loads(out.read_text())
     assert signed["token"] == "tok123"

@@ -152,11 +152,14 @@ def test_correct_variant_verifies_and_gets_a_speedup(suite):
     assert pair.baseline.rates.gbps > 0
     assert row.file == "ch96/optimized_vec.py" and (row.chapter, row.stem) == ("ch96", "vec")
     assert pair.device == "cpu" and pair.stop_reason == "fixed sample count"
-    # two verification seeds, then new input values every round and one timed-output check
-    # per round; every seed drawn by the harness and recorded
+    # two verification seeds, then new input values for every timed call and one timed-output
+    # check per side and round; every checked call's seed drawn by the harness and recorded
     integrity = pair.integrity
     assert len(integrity.verify_seeds) == 2 and pair.rounds >= 2
     assert len(integrity.timed_seeds) >= pair.rounds
+    sides = [pair.baseline, *(e.timing for e in pair.examples if e.timing)]
+    timed_calls = sum(batch.calls for side in sides for batch in side.batches)
+    assert integrity.fresh_sets >= timed_calls > 0 and integrity.fresh_s > 0
     assert len(set(integrity.verify_seeds + integrity.timed_seeds)) == \
         len(integrity.verify_seeds) + len(integrity.timed_seeds)
     assert row.verification.checks == 2 + pair.rounds
@@ -191,7 +194,7 @@ def test_answer_cached_across_calls_is_caught_by_the_timed_output_check(suite):
     assert "timed output differs from the baseline" in row.reason
     # honest on both verification seeds: the first timed round, on new input values, fails it
     # and the message names the seed of those values
-    where = re.search(r"for a timed call of round 1 \(inputs [^)]*seed (\d+)", row.reason)
+    where = re.search(r"for a timed call of round 1 \(on the values of seed (\d+), new to that call\)", row.reason)
     assert where, row.reason
     assert int(where.group(1)) in pair.integrity.timed_seeds
     assert row.verification.ok is False and row.verification.checks == 3

@@ -26,6 +26,9 @@ def _findings(tmp_path: Path, source: str, name: str = "optimized_x.py") -> list
     ("def f(e):\n    return e.__traceback__.tb_frame\n", "reads a frame (.tb_frame)"),
     ("def f(g):\n    return g.f_back.f_locals\n", "reads a frame (.f_back)"),
     ("import gc\nobjs = gc.get_objects()\n", "walks the garbage collector's objects (gc.get_objects)"),
+    ("import sys\nline = sys.stdin.readline()\n", "reads sys.stdin: the harness's signing channel"),
+    ("import os\nraw = os.read(0, 64)\n", "os.read() of fd 0: the harness's signing channel"),
+    ("import socket as s\nd = s.socket(fileno=0)\n", "socket.socket() of fd 0: the harness's signing channel"),
     ("from gc import get_referrers as refs\n", "imports gc.get_referrers"),
     ("def f(g, h):\n    g.__code__ = h.__code__\n", "assigns __code__"),
     ("def f(o, K):\n    o.__class__ = K\n", "assigns __class__"),
@@ -59,6 +62,7 @@ def test_each_rule_names_the_file_and_line(tmp_path, source, what):
     "from core.benchmark import Benchmark, Workload\nclass B(Benchmark):\n"
     "    def setup(self, ctx):\n        self.w = 1\n        self.cfg = dict(a=1)\n        self.cfg['a'] = 2\n",
     "import time\nstart = time.perf_counter()\n",
+    "import os\nwith open('cfg.json') as f:\n    data = f.read()\nfd = os.open('x', 0)\nos.read(fd, 8)\n",
 ])
 def test_what_honest_pairs_do_passes(tmp_path, source):
     assert _findings(tmp_path, source) == []

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from core.stats import MIN_ROUNDS, median_ci, speedup_interval, summarize
-from core.timing import StopPolicy, Timed, interleaved, measure_cpu, warm_up
+from core.timing import Keep, StopPolicy, Timed, interleaved, measure_cpu, warm_up
 
 
 # ---------------------------------------------------------------- statistics
@@ -216,28 +216,59 @@ def test_harness_hooks_run_outside_the_samples_and_capture_one_output_per_batch(
         log.append("call")
         return next(counter)
 
-    def before():
+    def before(i):
         time.sleep(0.002)  # harness work (a flush, a fresh copy): in harness_ms, not the samples
-        log.append("before")
+        log.append(f"before {i}")
 
-    side = Timed(call, before, captured.append)
+    side = Timed(call, before, lambda i, out: captured.append((i, out)))
     m = interleaved({"a": side}, StopPolicy(fixed_samples=5, round_time_s=1.0), device="cpu",
                     warmup=1, before_round=lambda i: log.append(f"round {i}"),
-                    after_round=lambda i: set(), rng=random.Random(0))
+                    after_round=lambda i: set(), draw=random.Random(0).randrange)
     assert m.stop_reason == "fixed sample count" and len(m.samples_ms["a"]) == 5
-    assert log[:4] == ["before", "call", "before", "call"]  # warm-up and estimate calls, each prepared
+    assert log[:4] == ["before -1", "call", "before -1", "call"]  # warm-up and estimate calls
     timed = log[4:]
     assert timed[0] == "round 1" and timed.count("call") == 5
-    assert all(timed[i - 1] == "before" for i, entry in enumerate(timed) if entry == "call")
+    # every timed call is prepared with its own index in the batch (its own fresh values)
+    rounds = [i for i, entry in enumerate(timed) if entry.startswith("round")] + [len(timed)]
+    for start, end in zip(rounds, rounds[1:]):
+        befores = [int(e.split()[1]) for e in timed[start:end] if e.startswith("before")]
+        assert befores == list(range(len(befores)))
     batches = m.batches["a"]
-    assert len(batches) == m.rounds == 2 and len(captured) == 2  # one capture per batch
+    assert len(batches) == m.rounds == 2
     for batch in batches:
         assert batch.harness_ms >= 2.0 * len(batch.samples_ms)
         assert max(batch.samples_ms) < 2.0  # the sleep in before() is in no sample
         assert 0 <= batch.captured_at < len(batch.samples_ms)
-    # calls 0 and 1 were the warm-up and estimate; each capture is its batch's sampled call
+    # calls 0 and 1 were the warm-up and estimate; the last take of each batch is its kept call
     assert [len(b.samples_ms) for b in batches] == [3, 2]
-    assert captured == [2 + batches[0].captured_at, 5 + batches[1].captured_at]
+    kept = [[out for i, out in captured if 2 <= out < 5][-1], [out for i, out in captured if out >= 5][-1]]
+    assert kept == [2 + batches[0].captured_at, 5 + batches[1].captured_at]
+
+
+def test_the_kept_call_is_drawn_after_each_call_returns_and_is_uniform_over_the_batch():
+    log = []
+    rng = random.Random(3)
+
+    def draw(n):
+        log.append(f"draw {n}")
+        return rng.randrange(n)
+
+    def call():
+        log.append("call")
+        return len(log)
+
+    keep = Keep(range(4), draw, lambda i, out: log.append(f"take {i}"))
+    measure_cpu(call, 4, keep=keep)
+    assert log[0:2] == ["call", "draw 1"] and log[2] == "take 0"  # the first call is always taken
+    assert [e for e in log if e.startswith("draw")] == ["draw 1", "draw 2", "draw 3", "draw 4"]
+    for i, entry in enumerate(log):  # each draw comes after the call it decides on returned
+        if entry.startswith("draw"):
+            assert log[i - 1] == "call"
+    counts = [0] * 4
+    for _ in range(2000):
+        counts[measure_cpu(lambda: None, 4, keep=Keep(range(4), rng.randrange,
+                                                      lambda i, out: None)).captured_at] += 1
+    assert all(400 < c < 600 for c in counts), counts  # 500 each: uniform over the batch
 
 
 def test_sides_dropped_by_the_round_and_batch_checks_stop_being_timed():
@@ -269,31 +300,19 @@ def test_after_batch_runs_before_the_next_side_is_timed():
     assert order[2:] == ["a", "checked a", "b", "checked b"]  # after each side's estimate call
 
 
-def test_switch_runs_just_before_the_captured_sample_and_prepare_before_each_batch():
-    state, log, captured = {"value": 0}, [], []
+def test_prepare_gets_each_batch_size_and_max_calls_bounds_it():
+    sizes, befores = [], []
 
-    def call():
-        log.append(state["value"])
-        return state["value"]
+    def before(i):
+        befores.append(i)
 
-    def prepare():  # the child resets the inputs to the round's first values here
-        state["value"] = 1
-        log.append("prepare")
-
-    def switch():  # ...and switches them to the second values just before the captured call
-        state["value"] = 2
-
-    side = Timed(call, capture=captured.append, switch=switch, prepare=prepare)
+    side = Timed(lambda: None, before, lambda i, out: None, prepare=sizes.append, max_calls=3)
     m = interleaved({"a": side}, StopPolicy(fixed_samples=6, round_time_s=1.0), device="cpu",
-                    warmup=0, rng=random.Random(1))
-    assert log[0] == 0  # the estimate call: no batch, nothing prepared or switched
-    segments = " ".join(map(str, log[1:])).split("prepare")[1:]
-    batches = m.batches["a"]
-    assert len(segments) == len(batches) == m.rounds == 2
-    for segment, batch in zip(segments, batches):
-        at, k = batch.captured_at, len(batch.samples_ms)
-        assert segment.split() == ["1"] * at + ["2"] * (k - at)
-    assert captured == [2, 2]  # each batch's captured output was computed on the switched values
+                    warmup=0)
+    batches = [len(b.samples_ms) for b in m.batches["a"]]
+    assert sizes == batches and max(batches) <= 3 and sum(batches) == 6
+    timed = befores[1:]  # after the estimate call's before(-1)
+    assert befores[0] == -1 and timed == [i for k in batches for i in range(k)]
 
 
 def test_a_side_of_several_calls_per_sample_reports_time_per_call():

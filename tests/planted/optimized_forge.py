@@ -8,6 +8,7 @@ import sys
 from ._planted_common import Planted
 
 EXPECT = "was not written by the harness"
+TWIN = "optimized_scratch_file"  # its honest twin
 
 
 class Forger(Planted):

@@ -1,0 +1,68 @@
+"""Fresh input values for every timed call, so no value-keyed shortcut pays.
+
+A pair may keep anything between calls. If two timed calls saw the same values, a cache keyed
+on those values (or on a checksum of a few of them, or on the tensors' addresses) would answer
+the second call without the work, and the answer would be right: no check could catch it.
+So every timed call of every side gets input values no earlier call had: before a batch of
+k calls, the harness draws k sets from the pair's own `make_inputs` on k fresh seeds (the
+pair's distribution, its structure intact), and before call i copies set i into the tensors
+the side is given (their identity and addresses stay; the copy is harness work outside the
+timed events, core.timing). A cache then never hits with a right answer, and the output kept
+for the check (chosen after the calls return, core.timing.Keep) shows a wrong one.
+
+What the copy does to `hot` numbers: the values were just written, so inputs that fit in L2
+are warm there, as they were when every call read the same tensors; the copy also reads the
+fresh set, which can push other lines (weights) out of L2. README, 'How the harness measures',
+has the measured effect.
+
+Memory: the sets of one batch live together until its round is checked, so a batch holds at
+most as many calls as sets fit in FRESH_BUDGET_BYTES (at least one).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from core.benchmark import Inputs
+from core.inputs import clone, refill, tensors
+
+FRESH_BUDGET_BYTES = {"cuda": 1 << 30, "cpu": 256 << 20}  # one side's sets for one batch
+
+
+def nbytes(inputs: Inputs) -> int:
+    """Bytes held by the tensors of one input set."""
+    return sum(t.numel() * t.element_size() for _, t in tensors(inputs))
+
+
+def most_calls(inputs: Inputs, device: str) -> int:
+    """How many fresh sets (so calls) one batch may hold within the memory budget."""
+    budget = FRESH_BUDGET_BYTES["cuda" if device.startswith("cuda") else "cpu"]
+    return max(1, budget // max(1, nbytes(inputs)))
+
+
+class FreshSets:
+    """One side's input sets for its current batch: set i is call i's values."""
+
+    def __init__(self, make_inputs: Callable[[int], Inputs], new_seed: Callable[[], int]) -> None:
+        self.make_inputs, self.new_seed = make_inputs, new_seed
+        self.seeds: list[int] = []
+        self.sets: list[Inputs] = []
+
+    def draw(self, calls: int) -> None:
+        """`calls` sets from as many fresh seeds (the previous batch's sets are dropped first)."""
+        self.sets = []
+        self.seeds = [self.new_seed() for _ in range(calls)]
+        self.sets = [self.make_inputs(seed) for seed in self.seeds]
+
+    def into(self, target: Inputs, i: int) -> None:
+        """Copy set i's values into `target` (the tensors the side is given)."""
+        refill(target, self.sets[i])
+
+    @property
+    def last(self) -> Inputs:
+        """The values the side's inputs hold after its batch (its last call's)."""
+        return self.sets[-1]
+
+    def copies(self, at: int, steps: bool = False) -> list[Any]:
+        """A fresh copy of set `at`, for the baseline's answer on the same values; with
+        `steps`, of sets 0..at (a stateful baseline steps through the earlier ones first)."""
+        return [clone(values) for values in self.sets[0 if steps else at:at + 1]]

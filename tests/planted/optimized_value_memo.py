@@ -1,0 +1,25 @@
+"""CHEAT (issue 33): a memo keyed on eight sampled values of each input; a hit returns the
+stored answer without the work. While the harness refilled the inputs only once per batch and
+once just before the one checked call, every checked call missed and computed, and every
+other call hit: 5.0x, verified. Now every timed call gets values no earlier call had
+(core.fresh): it never hits, so it pays nothing, and its stored 5.0x (STORED) is a
+regression."""
+from .baseline_value_memo import Repeated
+
+EXPECT = "gate: regression"
+STORED = {"speedup": 5.0, "declarations": {}}  # what it got through with before
+TWIN = "optimized_value_memo_log"  # its honest twin: the same key and memo, computes every call
+
+
+class SampledMemo(Repeated):
+    def setup(self, ctx):
+        self.memo = {}
+
+    def run(self, inputs):
+        key = tuple(tuple(t[:8].tolist()) for t in inputs)
+        if key not in self.memo:
+            self.memo = {key: self.compute(*inputs)}  # one entry: the last values seen
+        return self.memo[key].clone()
+
+
+get_benchmark = SampledMemo
