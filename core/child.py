@@ -263,7 +263,7 @@ class PairSession(Checks):
         benches = {n: self.bench(n) for n in names}
         inputs = self.baseline.make_inputs(self.new_seed())  # the tensors every side gets
         self.timed_inputs = inputs
-        fresh = {n: FreshSets(self.baseline.make_inputs, self.new_seed) for n in names}
+        fresh = {n: FreshSets(self.baseline.make_inputs, self.new_seed, device) for n in names}
         modes = {option(b, "timing_mode", "hot") for b in benches.values()}
         cold, graph = "cold" in modes, "graph" in modes and device.startswith("cuda")
         flush = timing.L2Flusher() if cold and device.startswith("cuda") else None
@@ -448,7 +448,8 @@ class PairSession(Checks):
             self.rank_medians[name] = [summarize(samples).median for samples in per_rank]
 
     def side_result(self, name: str, measurement: timing.Measurement) -> SideResult:
-        batches = [BatchCheck(sum(b.samples_ms), b.harness_ms, b.wall_ms, len(b.samples_ms))
+        batches = [BatchCheck(sum(b.samples_ms), b.harness_ms, b.wall_ms, len(b.samples_ms),
+                              b.harness_host_ms)
                    for b in measurement.batches[name]]
         host_ms = None
         if self.device.startswith("cuda"):

@@ -15,6 +15,11 @@ are warm there, as they were when every call read the same tensors; the copy als
 fresh set, which can push other lines (weights) out of L2. README, 'How the harness measures',
 has the measured effect.
 
+Pinned host inputs (zero-copy kernels, non_blocking copies) are read by the GPU when their
+call runs, which can be after the host has queued later calls: a host-side copy for call i+1
+would overwrite what call i has yet to read. Their fresh values are therefore staged on the
+GPU when drawn and copied back into the pinned tensor on the stream, in order with the calls.
+
 Memory: the sets of one batch live together until its round is checked, so a batch holds at
 most as many calls as sets fit in FRESH_BUDGET_BYTES (at least one).
 """
@@ -22,8 +27,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import torch
+
 from core.benchmark import Inputs
-from core.inputs import clone, refill, tensors
+from core.inputs import check_structure, clone, tensors
 
 FRESH_BUDGET_BYTES = {"cuda": 1 << 30, "cpu": 256 << 20}  # one side's sets for one batch
 
@@ -42,20 +49,42 @@ def most_calls(inputs: Inputs, device: str) -> int:
 class FreshSets:
     """One side's input sets for its current batch: set i is call i's values."""
 
-    def __init__(self, make_inputs: Callable[[int], Inputs], new_seed: Callable[[], int]) -> None:
+    def __init__(self, make_inputs: Callable[[int], Inputs], new_seed: Callable[[], int],
+                 device: str = "cpu") -> None:
         self.make_inputs, self.new_seed = make_inputs, new_seed
+        self.stage = device.startswith("cuda")  # pinned host tensors go back through the stream
         self.seeds: list[int] = []
         self.sets: list[Inputs] = []
+        self.sources: list[list[torch.Tensor]] = []  # each set's tensors, in tensors() order
+        self.staged: list[dict[int, torch.Tensor]] = []  # set -> tensor index -> its GPU copy
+        self._target: Inputs = None  # the tensors into() last wrote, and their list
+        self._dsts: list[torch.Tensor] = []
 
     def draw(self, calls: int) -> None:
         """`calls` sets from as many fresh seeds (the previous batch's sets are dropped first)."""
-        self.sets = []
+        self.sets, self.staged = [], []
         self.seeds = [self.new_seed() for _ in range(calls)]
         self.sets = [self.make_inputs(seed) for seed in self.seeds]
+        for values in self.sets[1:]:  # into() copies tensor by tensor: one structure for all
+            check_structure(self.sets[0], values)
+        self.sources = [[t for _, t in tensors(values)] for values in self.sets]
+        if self.stage:
+            self.staged = [{j: t.to("cuda") for j, (_, t) in enumerate(tensors(values))
+                            if t.device.type == "cpu" and t.is_pinned()} for values in self.sets]
 
     def into(self, target: Inputs, i: int) -> None:
-        """Copy set i's values into `target` (the tensors the side is given)."""
-        refill(target, self.sets[i])
+        """Copy set i's values into `target` (the tensors the side is given); a pinned host
+        tensor from its GPU copy, on the stream (in order with the calls queued before)."""
+        if self._target is not target:  # checked once per side: the same structure each call
+            check_structure(target, self.sets[i])
+            self._target, self._dsts = target, [t for _, t in tensors(target)]
+        staged = self.staged[i] if self.staged else {}
+        with torch.no_grad():
+            for j, (dst, src) in enumerate(zip(self._dsts, self.sources[i])):
+                if j in staged:
+                    dst.copy_(staged[j], non_blocking=True)
+                else:
+                    dst.copy_(src)
 
     @property
     def last(self) -> Inputs:

@@ -31,12 +31,18 @@ def clone(inputs: Inputs) -> Inputs:
     return snapshot(inputs)
 
 
-def refill(inputs: Inputs, fresh: Inputs) -> None:
-    """Copy `fresh` into `inputs` tensor by tensor, keeping every tensor's identity and storage."""
+def check_structure(inputs: Inputs, fresh: Inputs) -> None:
+    """ValueError unless `fresh` has the tensors of `inputs`: same names, shapes and dtypes."""
     old, new = tensors(inputs), tensors(fresh)
     if [(n, t.shape, t.dtype) for n, t in old] != [(n, t.shape, t.dtype) for n, t in new]:
         raise ValueError("make_inputs(seed) returned a different structure, shape or dtype for "
                          "another seed; inputs must differ only in their values")
+
+
+def refill(inputs: Inputs, fresh: Inputs) -> None:
+    """Copy `fresh` into `inputs` tensor by tensor, keeping every tensor's identity and storage."""
+    check_structure(inputs, fresh)
+    old, new = tensors(inputs), tensors(fresh)
     with torch.no_grad():
         for (_, dst), (_, src) in zip(old, new):
             dst.copy_(src)

@@ -83,6 +83,7 @@ class BatchCheck:
     harness_ms: float  # the harness's own work between samples (flush, fresh copies, capture)
     wall_ms: float  # synchronized host time of the whole batch
     calls: int
+    harness_host_ms: float = 0.0  # the host's time enqueueing the harness's work
 
 
 @dataclass

@@ -75,6 +75,8 @@ class Batch:
     wall_ms: float  # host time from before the first enqueue to after the final sync
     harness_ms: float = 0.0  # the harness's own work between samples (GPU time on CUDA)
     captured_at: int | None = None  # which sample's output was captured
+    harness_host_ms: float = 0.0  # the host's time enqueueing that work (CUDA): the GPU may
+    # idle meanwhile when the host is slower than the GPU (core.integrity.escaped_work)
 
 
 Before = Callable[[int], None]  # harness work before sample i (i = -1: a warm-up call)
@@ -183,25 +185,35 @@ def _kept(keep: Keep | None, i: int) -> bool:
 def measure_cuda(fn: Fn, n: int, before: Before | None = None, keep: Keep | None = None) -> Batch:
     starts = [_Event(enable_timing=True) for _ in range(n)]
     ends = [_Event(enable_timing=True) for _ in range(n)]
+    if before is not None:  # made before the batch: constructing events costs the host too
+        steps = [(_Event(enable_timing=True), _Event(enable_timing=True)) for _ in range(n)]
     harness: list[tuple[Any, Any]] = []
-    captured_at = None
+    captured_at, host_s = None, 0.0
     _synchronize()
     wall0 = _perf_counter()
     for i in range(n):
         if before is not None:
-            _bracket(lambda: before(i), harness)
+            t = _perf_counter()
+            _record(steps[i][0])
+            before(i)
+            _record(steps[i][1])
+            host_s += _perf_counter() - t
         _record(starts[i])
         out = fn()
         _record(ends[i])
         if _kept(keep, i):
+            t = _perf_counter()
             _bracket(lambda kept=out: keep.take(i, kept), harness)
+            host_s += _perf_counter() - t
             captured_at = i
         del out
     _synchronize()
     wall_ms = (_perf_counter() - wall0) * 1e3
     samples = [_elapsed(s, e) for s, e in zip(starts, ends)]
+    if before is not None:
+        harness.extend(steps)
     harness_ms = sum(_elapsed(s, e) for s, e in harness)
-    return Batch(samples, wall_ms, harness_ms, captured_at)
+    return Batch(samples, wall_ms, harness_ms, captured_at, host_s * 1e3)
 
 
 def measure_cpu(fn: Fn, n: int, before: Before | None = None, keep: Keep | None = None) -> Batch:

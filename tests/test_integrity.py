@@ -63,6 +63,17 @@ def test_harness_work_between_samples_is_accounted_for():
     assert escaped_work([unflushed], GAP, "cuda")
 
 
+def test_the_gpu_waiting_for_the_harness_host_work_is_not_escaped_work():
+    # 40 µs samples; the harness's refill before each costs the host 60 µs and the GPU 5 µs,
+    # so the GPU waits ~55 µs a sample for the host: the harness's time, not the pair's
+    host_bound = dict(wall_ms=100 * (0.040 + 0.060) + 0.05, harness_ms=100 * 0.005)
+    assert escaped_work([Batch([0.040] * 100, **host_bound, harness_host_ms=100 * 0.060)], GAP, "cuda") is None
+    assert escaped_work([Batch([0.040] * 100, **host_bound)], GAP, "cuda")  # unexplained without it
+    # work hidden on a side stream is not excused by it: 20 ms unaccounted, 5.5 ms excused
+    hidden = Batch([0.040] * 100, wall_ms=100 * 0.045 + 20.0, harness_ms=0.5, harness_host_ms=6.0)
+    assert escaped_work([hidden], GAP, "cuda")
+
+
 def test_escape_rule_does_not_apply_on_cpu():
     assert escaped_work([Batch([1.0], wall_ms=50.0)], GAP, "cpu") is None
 
