@@ -92,6 +92,8 @@ def check_verdicts(chapter: Path, rows: dict) -> list[str]:
     for file in sorted(chapter.glob("optimized_*.py")):
         name = file.stem[len("optimized_"):]
         row, want = rows[name], expected(file)
+        if constant(file, "CPU_ONLY") and torch.cuda.is_available():
+            continue  # its cheat is timed to the CPU run's fixed rounds (its docstring says how)
         if row.status == "skipped":
             assert "needs a CUDA GPU" in row.reason and not torch.cuda.is_available(), (name, row.reason)
             continue

@@ -12,6 +12,7 @@ from ._planted_common import Planted
 
 EXPECT = "replaced harness or timing functions"
 TWIN = "optimized_clock_reader"  # its honest twin
+CPU_ONLY = True  # its window fits the CPU run's fixed rounds; a GPU's adaptive rounds are longer
 
 _verify = importlib.import_module("core." + "verify")
 _target = getattr(_verify, "com" + "pare")
