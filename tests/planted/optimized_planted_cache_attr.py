@@ -2,7 +2,7 @@
 returned on every later call. v1 reset it by calling setup() before each re-verification."""
 from ._planted_common import Planted
 
-EXPECT = "timed output differs from the baseline"
+EXPECT = "timed output differs from the baseline|verification failed on seed"  # on a GPU the memory goal's extra calls use up its honest window first
 
 
 class CacheInAttribute(Planted):
