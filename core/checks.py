@@ -129,15 +129,14 @@ class Checks:
         side's kept call had its own fresh values: core.fresh)."""
         expected = {}
         for name in captured:  # in the sides' order: every rank runs the baseline alike
-            at = self.captured_at.get(name, 0)
-            expected[name] = self.expected_after(fresh[name].copies(at, stateful), stateful)
-            self.integrity.timed_seeds.append(fresh[name].seeds[at])
+            expected[name] = self.expected_after(fresh[name].checked_copies(), stateful)
+            self.integrity.timed_seeds.append(fresh[name].checked_seed)
         if not self.answers_here:  # the baseline ran (its collectives need every rank); rank 0 checks
             return set()
 
         def where(name: str) -> str:
             return (f" for a timed call of round {index} (on the values of seed "
-                    f"{fresh[name].seeds[self.captured_at.get(name, 0)]}, new to that call)")
+                    f"{fresh[name].checked_seed}, new to that call)")
         if "baseline" in captured:
             check = compare(expected["baseline"], captured["baseline"], self.tolerance("baseline"))
             if not check.ok:

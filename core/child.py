@@ -289,7 +289,6 @@ class PairSession(Checks):
                     refill(given, inputs)
                 if flush:
                     flush()
-
             def keep(i: int, out: Any) -> None:  # into the buffer sized before timing: no allocation
                 if name in stateful and not checking_state[0]:
                     return
@@ -329,6 +328,7 @@ class PairSession(Checks):
             if not problem and not option(benches[name], "inplace", False):
                 mutated = changed(fresh[name].last, inputs)
                 problem = f"{mutation_problem(mutated)} (during timing)" if mutated else None
+            fresh[name].settle(batch.captured_at if name in captured else None, "baseline" in stateful)
             self.integrity.checks_s += time.perf_counter() - started
             if problem is None:
                 return False

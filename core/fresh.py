@@ -57,6 +57,8 @@ class FreshSets:
         self.sets: list[Inputs] = []
         self.sources: list[list[torch.Tensor]] = []  # each set's tensors, in tensors() order
         self.staged: list[dict[int, torch.Tensor]] = []  # set -> tensor index -> its GPU copy
+        self.checked: list[Inputs] = []  # what settle() kept for the round's check
+        self.checked_seed: int | None = None
         self._target: Inputs = None  # the tensors into() last wrote, and their list
         self._dsts: list[torch.Tensor] = []
 
@@ -91,7 +93,14 @@ class FreshSets:
         """The values the side's inputs hold after its batch (its last call's)."""
         return self.sets[-1]
 
-    def copies(self, at: int, steps: bool = False) -> list[Any]:
-        """A fresh copy of set `at`, for the baseline's answer on the same values; with
-        `steps`, of sets 0..at (a stateful baseline steps through the earlier ones first)."""
-        return [clone(values) for values in self.sets[0 if steps else at:at + 1]]
+    def settle(self, at: int | None, steps: bool = False) -> None:
+        """After the batch: keep only the sets its check needs, set `at` (the kept call's), or
+        sets 0..at with `steps` (a stateful baseline steps through them first); drop the rest,
+        so the sides of a round do not hold a budget of sets each until it is checked."""
+        self.checked = [] if at is None else self.sets[0 if steps else at:at + 1]
+        self.checked_seed = None if at is None else self.seeds[at]
+        self.sets, self.sources, self.staged = [], [], []
+
+    def checked_copies(self) -> list[Any]:
+        """Fresh copies of the kept sets, for the baseline's answer on the same values."""
+        return [clone(values) for values in self.checked]
