@@ -65,7 +65,8 @@ def test_harness_work_between_samples_is_accounted_for():
 
 def test_the_gpu_waiting_for_the_harness_host_work_is_not_escaped_work():
     # 40 µs samples; the harness's refill before each costs the host 60 µs and the GPU 5 µs,
-    # so the GPU waits ~55 µs a sample for the host: the harness's time, not the pair's
+    # so the GPU waits ~55 µs a sample for the host: the harness's time, not the pair's (up to
+    # the harness's whole host time is excused)
     host_bound = dict(wall_ms=100 * (0.040 + 0.060) + 0.05, harness_ms=100 * 0.005)
     assert escaped_work([Batch([0.040] * 100, **host_bound, harness_host_ms=100 * 0.060)], GAP, "cuda") is None
     assert escaped_work([Batch([0.040] * 100, **host_bound)], GAP, "cuda")  # unexplained without it
