@@ -2,8 +2,8 @@
 
 Inputs are what `make_inputs(seed)` returns: a tensor, or a tuple/list/dict (nested) of
 tensors and plain constants. The harness keeps one set per pair and refills its tensors
-*in place* with fresh values between timed batches, so a pair that caches on the tensors'
-identity (or address) returns stale answers and fails the timed-output check.
+*in place* with fresh values before every timed call (core.fresh), so a pair that caches on
+the tensors' identity (or address) returns stale answers and fails the timed-output check.
 """
 from __future__ import annotations
 

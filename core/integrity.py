@@ -6,8 +6,9 @@ doing its work, and the messages that name them.
 - `Guard`: the timing, verification and result-writing functions a pair could replace;
 - `alias_problem` / `mutation_problem`: run() returning or changing its inputs.
 
-The rules built on harness-owned inputs (fresh values between timed batches, timed outputs
-checked against the baseline on the same values, reference() per seed) live in core.child.
+The rules built on harness-owned inputs (fresh values for every timed call, core.fresh; timed
+outputs checked against the baseline on the same values, reference() per seed) live in
+core.child and core.checks.
 """
 from __future__ import annotations
 

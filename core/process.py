@@ -8,9 +8,10 @@ and is rejected. On a timeout, and
 after every child, the whole process group is killed, so a helper process a pair started
 does not outlive it.
 
-This defends against a pair that forges results by path; code running inside the child can
-in principle read any memory of its process, so the other rules (fresh inputs, timed-output
-checks, the Guard) do not rely on the token.
+This defends against a pair that forges results by path, and (the token being in no memory
+of the child while its code runs) against one that reads the token from memory; code inside
+the child can still ask the desk itself (core.signing says where the line is), so the other
+rules (fresh inputs, timed-output checks, the Guard) do not rely on the token.
 """
 from __future__ import annotations
 
