@@ -18,7 +18,7 @@ import re
 import sys
 import textwrap
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 import torch
@@ -245,3 +245,21 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         reason = reason.removeprefix("Skipped: ")
         lines.append(f"{report.nodeid}\t{' '.join(reason.split())}\n")
     Path(path).write_text("".join(lines))
+
+
+def run_with_desk(args: list[str], token: str, timeout: float, **popen: Any) -> tuple[str, str]:
+    """Run `args` with a token desk holding `token` as its stdin (core.signing), as the runner
+    starts a child; its stdout and stderr."""
+    import subprocess
+
+    from core.signing import TokenDesk
+
+    desk = TokenDesk(token)
+    try:
+        proc = subprocess.Popen(args, stdin=desk.child_end, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, **popen)
+        desk.close_child_end()
+        desk.start()
+        return proc.communicate(timeout=timeout)
+    finally:
+        desk.close()

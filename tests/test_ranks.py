@@ -364,13 +364,12 @@ def test_ranks_start_afresh_when_a_forked_rank_could_not_use_the_gpu(make_chapte
     children), so its ranks start as fresh processes, with the token desk on their stdin. That
     path, forced here on CPU, measures and signs as the forked one does."""
     import json
-    import subprocess
     import sys
 
     from core.process import child_env
     from core.hardware import cuda_survives_fork
     from core.runner import pair_spec
-    from core.signing import TokenDesk
+    from tests.conftest import run_with_desk
 
     assert cuda_survives_fork()  # nothing here touched CUDA
     chapter = make_chapter("ch91", {"_ar_common.py": COMMON, "baseline_ar.py": BASELINE,
@@ -382,18 +381,9 @@ def test_ranks_start_afresh_when_a_forked_rank_could_not_use_the_gpu(make_chapte
               "core.hardware.cuda_survives_fork = lambda: False\n"
               f"o = r.launch(2, [{str(spec)!r}, {str(out)!r}])\n"
               "print('code', o.code, o.first_error)\n")
-    desk = TokenDesk("tok123")
-    try:
-        proc = subprocess.Popen([sys.executable, "-c", script], env=child_env(chapter.parent),
-                                stdin=desk.child_end, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-        desk.close_child_end()
-        desk.start()
-        stdout, stderr = proc.communicate(timeout=180)
-    finally:
-        desk.close()
-    proc.stdout, proc.stderr = stdout, stderr
-    assert "code 0 None" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-3000:]
+    stdout, stderr = run_with_desk([sys.executable, "-c", script], "tok123", 180,
+                                   env=child_env(chapter.parent))
+    assert "code 0 None" in stdout, stdout[-2000:] + stderr[-3000:]
     signed = json.loads(out.read_text())
     assert signed["token"] == "tok123"
     result = signed["payload"]

@@ -5,7 +5,8 @@ import os
 import subprocess
 import sys
 
-from core.signing import TokenDesk, read_token
+from core.signing import read_token
+from tests.conftest import run_with_desk
 
 ASK_TWICE = ("from core.signing import read_token\n"
              "print(repr(read_token())); print(repr(read_token()))\n")
@@ -19,16 +20,7 @@ def _child(script: str, stdin) -> str:
 
 
 def test_the_desk_hands_the_token_out_once():
-    desk = TokenDesk("a" * 32)
-    try:
-        desk_end = desk.child_end
-        out = subprocess.Popen([sys.executable, "-c", ASK_TWICE], stdin=desk_end,
-                               stdout=subprocess.PIPE, text=True)
-        desk.close_child_end()
-        desk.start()
-        stdout, _ = out.communicate(timeout=60)
-    finally:
-        desk.close()
+    stdout, _ = run_with_desk([sys.executable, "-c", ASK_TWICE], "a" * 32, 60)
     assert stdout.split() == [repr("a" * 32), repr("")]  # a second asker gets nothing
 
 
