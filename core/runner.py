@@ -381,7 +381,9 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     if options.resume:
         check_resume(options.resume, chosen)
     finished = load_finished(options.resume) if options.resume else {}
-    run_dir = options.resume or make_run_dir(options.output_dir)
+    # absolute: the pairs' children run in the repository, not in the caller's directory
+    run_dir = Path(options.resume).resolve() if options.resume else make_run_dir(
+        Path(options.output_dir).resolve())
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     atomic.write_text(run_dir / "run.json", json.dumps(chosen, indent=2))
     listener(RunStarted(run_dir, len(selection)))

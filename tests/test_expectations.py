@@ -160,3 +160,19 @@ def test_teaching_pairs_are_reported_but_not_gated():
     assert normal.examples[0].expectation.status == "regression"
     assert RunRecord(Path("."), {}, {}, [naive]).exit_code() == 0
     assert RunRecord(Path("."), {}, {}, [normal]).exit_code() == 1
+
+
+def test_written_files_get_the_usual_mode_not_a_private_one(tmp_path):
+    import os
+    import stat
+
+    fresh = tmp_path / "results.json"
+    atomic.write_text(fresh, "{}")
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~mask  # as open(path, "w") gives
+    kept = tmp_path / "README.md"
+    kept.write_text("old")
+    kept.chmod(0o640)
+    atomic.write_text(kept, "new")  # a file it replaces keeps its mode
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640 and kept.read_text() == "new"

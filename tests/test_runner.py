@@ -15,6 +15,7 @@ import json
 import os
 import re
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -570,3 +571,16 @@ def test_the_fork_server_preloads_the_compiler_only_for_a_run_that_compiles(
     run_suite(select(["ch95"], fake_root), RunOptions(iterations=2, warmup=1,
                                                       output_dir=tmp_path / "runs"))
     assert asked == [compiles]
+
+
+def test_a_relative_output_dir_is_the_callers_not_the_repositorys(make_chapter, fake_root, tmp_path,
+                                                                  monkeypatch):
+    make_chapter("ch93", vec_chapter_files(default=vec_pair_file(GOOD_RUN)))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # `cd /tmp/x && aisp bench run ch02 --output-dir runs`
+    record = run_suite(select(["ch93"], root=fake_root),
+                       RunOptions(iterations=2, warmup=1, output_dir=Path("runs")))
+    assert record.run_dir.is_absolute() and record.run_dir.parent == elsewhere / "runs"
+    assert record.rows[0].status == "ok", record.rows[0].reason  # the probe found its file
+    assert (record.run_dir / "results.json").exists()
