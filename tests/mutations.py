@@ -139,8 +139,19 @@ MUTATIONS = [
              'problem = f"{mutation_problem(mutated)} (during timing)" if mutated else None',
              "problem = None", TIMED_INPUT_TESTS),
     Mutation("timed-input-check-wrong-values", "core/child.py",
-             "mutated = changed(second, inputs)",
-             "mutated = changed(first, inputs)", TIMED_INPUT_TESTS),
+             "mutated = changed(fresh[name].last, inputs)",
+             "mutated = changed(fresh[name].sets[0], inputs)", TIMED_INPUT_TESTS),
+    # --- core/fresh.py, core/timing.py: values new to every call, the kept call drawn after it --
+    Mutation("fresh-values-once-per-batch", "core/fresh.py",
+             "torch._foreach_copy_(self._dsts, self.sources[i])",
+             "torch._foreach_copy_(self._dsts, self.sources[0])",
+             ("tests/test_child.py::test_every_timed_call_gets_values_no_earlier_call_had",
+              "tests/test_fresh.py::test_each_call_gets_its_own_set_in_the_same_tensors")),
+    Mutation("kept-call-always-the-first", "core/timing.py",
+             "keep.draw(i - keep.window.start + 1) == 0",
+             "i == keep.window.start",
+             ("tests/test_stats_timing.py::"
+              "test_the_kept_call_is_drawn_after_each_call_returns_and_is_uniform_over_the_batch",)),
     # --- core/goals/: each goal's noise rule (a result too wide to store) --------------------
     Mutation("compile-time-noise-width-x3", "core/goals/compile_time.py",
              "if hi / lo > 1 + verdict.CPU_BOUND_TOLERANCE:",
