@@ -1,17 +1,21 @@
 """aisp command line: `python -m cli.aisp bench ...` / `hw ...` / `tools ...` (also the `aisp` script).
 
 Exit codes: 0 all good · 1 a failed pair, a verification failure or a regression ·
-2 a usage error (unknown target, malformed expectations file, bad option) · 130 interrupted.
+2 a usage error (unknown target, malformed expectations file, bad option) · 130 interrupted
+(Ctrl-C) · 143 terminated (SIGTERM, what `timeout` or a cancelled CI job sends): both keep the
+pairs measured so far, write results.json, stop the running pair and say how to continue.
 Chapters are read from the repo, or from $AISP_ROOT when set (see core/discovery.py).
 """
 from __future__ import annotations
 
 import json
 import shlex
+import signal
 import sys
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Iterator, List, Optional
 
 import typer
 from tabulate import tabulate
@@ -264,22 +268,44 @@ def run(
     output_choices = ([] if format == Format.table else ["--format", format.value]) + \
         (["--quiet"] if quiet else []) + (["--verbose"] if verbose else [])
     watcher = _RunDirWatcher(resume)
-    try:
-        with suite_progress(len(selection), quiet=quiet or format == Format.json) as progress:
-            watcher.listener = progress
-            listener = _with_pair_details(watcher) if verbose else watcher
-            result = run_suite(selection, options, listener=listener)
-    except (ExpectationsError, ResumeError) as exc:
-        _usage_error(str(exc))
-    except KeyboardInterrupt:
-        # Ctrl-C outside the pairs loop (the probe, the CUDA builds, the reports), which
-        # run_suite does not catch: say how to go on all the same.
-        _say_how_to_continue(watcher.run_dir, names, options, output_choices)
-        raise typer.Exit(130)
+    with _sigterm_as_interrupt() as terminated:
+        try:
+            with suite_progress(len(selection), quiet=quiet or format == Format.json) as progress:
+                watcher.listener = progress
+                listener = _with_pair_details(watcher) if verbose else watcher
+                result = run_suite(selection, options, listener=listener)
+        except (ExpectationsError, ResumeError) as exc:
+            _usage_error(str(exc))
+        except KeyboardInterrupt:
+            # Ctrl-C outside the pairs loop (the probe, the CUDA builds, the reports), which
+            # run_suite does not catch: say how to go on all the same.
+            _say_how_to_continue(watcher.run_dir, names, options, output_choices, terminated)
+            raise typer.Exit(143 if terminated else 130)
     typer.echo(render(result, format.value))
     if result.interrupted:
-        _say_how_to_continue(Path(result.run_dir), names, options, output_choices)
-    raise typer.Exit(result.exit_code(strict, update_expectations))
+        _say_how_to_continue(Path(result.run_dir), names, options, output_choices, terminated)
+    code = result.exit_code(strict, update_expectations)
+    raise typer.Exit(143 if code == 130 and terminated else code)
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[list[bool]]:
+    """While active, SIGTERM stops the run as Ctrl-C does (the running pair's processes
+    killed, the pairs measured so far kept and written); the yielded list holds True once it
+    came. Without it, SIGTERM ended the run at once: exit 143, no results.json, and the fork
+    server and the running pair (holding the GPU) left alive."""
+    came: list[bool] = []
+
+    def stop(signum: int, frame: object) -> None:
+        if not came:  # a second SIGTERM while stopping changes nothing
+            came.append(True)
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _RunDirWatcher:
@@ -321,17 +347,19 @@ def _with_pair_details(progress: _RunDirWatcher) -> Listener:
 
 
 def _say_how_to_continue(run_dir: Optional[Path], names: list[str], options: RunOptions,
-                         output_choices: list[str]) -> None:
-    """After Ctrl-C: the command that continues this run (the same targets and options, which
-    --resume insists on, plus --resume), or that starts it again when nothing was kept."""
+                         output_choices: list[str], terminated: list[bool] | None = None) -> None:
+    """After Ctrl-C or SIGTERM: the command that continues this run (the same targets and
+    options, which --resume insists on, plus --resume), or that starts it again when nothing
+    was kept."""
     command = ["python", "-m", "cli.aisp", "bench", "run", *names, *_option_words(options),
                *output_choices]
+    stopped = "terminated (SIGTERM)" if terminated else "interrupted"
     if run_dir is not None and (run_dir / "results.jsonl").exists():
-        typer.echo(f"interrupted: the pairs finished so far are kept in {run_dir}; continue "
+        typer.echo(f"{stopped}: the pairs finished so far are kept in {run_dir}; continue "
                    f"with:\n  {shlex.join([*command, '--resume', str(run_dir)])}", err=True)
         return
     where = f" (nothing was kept in {run_dir})" if run_dir is not None else ""
-    typer.echo(f"interrupted before any pair finished{where}; start again with:\n  "
+    typer.echo(f"{stopped} before any pair finished{where}; start again with:\n  "
                f"{shlex.join(command)}", err=True)
 
 

@@ -6,6 +6,7 @@ import json
 import re
 import shlex
 from importlib import metadata
+from pathlib import Path
 
 from cli._click import click
 import pytest
@@ -18,7 +19,7 @@ from core import REPO_ROOT
 from core.discovery import discover
 from core.events import PairFinished, PairStarted, RunStarted
 from core.record import ExampleResult, PairResult, RunRecord
-from tests.conftest import CPU_KEY, VEC_COMMON, cpu_only, vec_chapter_files, vec_pair_file
+from tests.conftest import CPU_KEY, VEC_COMMON, cpu_only, vec_chapter_files, vec_pair_file, write_chapter
 
 runner = CliRunner()
 
@@ -529,3 +530,50 @@ def test_group_without_arguments_prints_its_help(words):
     result = invoke(*words)
     assert result.exit_code == 2
     assert result.stdout.startswith("Usage:") and "Commands:" in result.stdout
+
+
+def test_sigterm_stops_the_run_like_ctrl_c_and_keeps_what_was_measured(fake_root, tmp_path):
+    """What `timeout` or a cancelled CI job sends: the running pair's process is killed, the
+    pairs measured so far are written to results.json, exit 143 with how to continue."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from core.process import child_env
+
+    pid_file = tmp_path / "hanging.pid"
+    hang = vec_pair_file(f"import os\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+                         "time.sleep(3600)")
+    write_chapter(fake_root, "ch94", {"_vec_common.py": VEC_COMMON,
+                                      "baseline_aa.py": vec_pair_file(), "optimized_aa.py": vec_pair_file(),
+                                      "baseline_zz.py": hang, "optimized_zz.py": hang})
+    out = tmp_path / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "cli.aisp", "bench", "run", "ch94", "--iterations",
+                             "3", "--output-dir", str(out), "--format", "json", "--quiet"],
+                            env={**child_env(), "AISP_ROOT": str(fake_root)}, cwd=REPO_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not pid_file.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # polling for the hanging pair to have started, with a deadline
+    assert pid_file.exists(), proc.communicate(timeout=30)
+    hanging = int(pid_file.read_text())
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr[-2000:]
+    assert "terminated (SIGTERM): the pairs finished so far are kept in" in stderr
+    results = json.loads(next(out.glob("*/results.json")).read_text())
+    assert results["interrupted"] and [p["pair"] for p in results["pairs"]] == ["ch94:aa"]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the pair's process group was killed: gone, or a zombie
+        try:
+            state = Path(f"/proc/{hanging}/stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(hanging, signal.SIGKILL)
+        raise AssertionError("the running pair's process outlived the terminated run")
