@@ -221,6 +221,8 @@ def run(
     from core.runner import ResumeError, RunOptions, run_suite
 
     names = [*(targets or []), *(positional or [])]
+    if not names and resume is not None:  # `--resume DIR` alone: the targets that run chose
+        names = _resumed_targets(resume)
     if not names:
         _usage_error(f"no targets given: {HOW_TO_NAME_TARGETS}")
     unknown_options = [a for a in names if a.startswith("-")]
@@ -286,6 +288,15 @@ def run(
         _say_how_to_continue(Path(result.run_dir), names, options, output_choices, terminated)
     code = result.exit_code(strict, update_expectations)
     raise typer.Exit(143 if code == 130 and terminated else code)
+
+
+def _resumed_targets(run_dir: Path) -> list[str]:
+    """The pairs the run in `run_dir` chose (its run.json), for `--resume DIR` alone."""
+    try:
+        return list(json.loads((run_dir / "run.json").read_text()).get("targets") or [])
+    except (OSError, ValueError, AttributeError):
+        _usage_error(f"--resume {run_dir}: no readable run.json there; pass the run directory of "
+                     f"an earlier `bench run`, or name the targets too")
 
 
 @contextmanager
@@ -399,7 +410,13 @@ def expectations(
     from core.discovery import chapters_root
 
     rows = []
-    for path in sorted(chapters_root().glob("ch[0-9][0-9]/expectations_*.json")):
+    paths = sorted(chapters_root().glob("ch[0-9][0-9]/expectations_*.json"))
+    keys = sorted({path.stem[len("expectations_"):] for path in paths})
+    hardware = hardware.lower() if hardware else None  # `H100` is the key `h100`
+    if hardware and hardware not in keys:
+        _usage_error(f"--hardware {hardware}: no expectations file has that key; the keys "
+                     f"stored are {', '.join(keys)}")
+    for path in paths:
         key = path.stem[len("expectations_"):]
         if hardware and key != hardware:
             continue

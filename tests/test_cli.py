@@ -187,6 +187,10 @@ def test_expectations_listing_and_min_speedup(fake_env, make_chapter):
     assert "1.20x" in below.output and "vec_wide" not in below.output and "attn" not in below.output
     fine = invoke("bench", "expectations", "--min-speedup", "1.1")
     assert fine.exit_code == 0 and "every stored speedup" in fine.output
+    upper = invoke("bench", "expectations", "--hardware", "H100")  # as the GPU's name is written
+    assert upper.exit_code == 0 and "vec_wide" in upper.output
+    unknown = invoke("bench", "expectations", "--hardware", "a100")  # matched nothing silently
+    assert unknown.exit_code == 2 and "the keys stored are b200, h100" in unknown.output
 
 
 def test_expectations_malformed_exits_2(fake_env, make_chapter):
@@ -393,6 +397,21 @@ def test_ctrl_c_prints_the_resume_command(fake_env, make_chapter, fake_suite, tm
     for name in ("iterations", "warmup", "seed", "timeout_s", "strict", "profile",
                  "update_expectations"):
         assert getattr(options, name) == getattr(first, name), name
+
+
+def test_resume_alone_continues_the_run_with_its_own_targets(fake_env, make_chapter, fake_suite,
+                                                             tmp_path):
+    make_chapter("ch95", GOOD)
+    make_chapter("ch96", GOOD)
+    suite = fake_suite("interrupted")
+    first = invoke("bench", "run", "ch96", "ch95", "-q", "--output-dir", str(tmp_path / "runs"))
+    assert first.exit_code == 130, first.output
+    suite.then = "return"
+    again = invoke("bench", "run", "--resume", str(suite.run_dir))  # said "no targets given"
+    assert again.exit_code == 0, again.output
+    assert suite.ran() == ["ch95:vec", "ch96:vec"] and suite.calls[-1][1].resume == suite.run_dir
+    nothing = invoke("bench", "run", "--resume", str(tmp_path / "not-a-run"))
+    assert nothing.exit_code == 2 and "no readable run.json" in nothing.output
 
 
 def test_ctrl_c_before_any_pair_finished_says_start_again(fake_env, make_chapter, fake_suite, tmp_path):
