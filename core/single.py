@@ -15,10 +15,30 @@ from core.stats import summarize
 from core.timing import StopPolicy, interleaved
 
 
+USAGE = """usage: python {origin} [--help]
+
+Runs this one benchmark in this process and prints its median time and rate: a quick look
+while editing a kernel. No verification, no baseline beside it, no integrity checks: for the
+real measurement of the pair, run
+    python -m cli.aisp bench run {target}"""
+
+
 def main(get_benchmark: Callable[[], Benchmark], seed: int = 0) -> None:
+    origin = sys.argv[0]
+    args = sys.argv[1:]
+    if args:  # --help, or anything else: say what this does instead of running it
+        from pathlib import Path
+
+        path = Path(origin)
+        stem = path.stem.split("_", 1)[-1]
+        usage = USAGE.format(origin=origin, target=f"{path.parent.name}:{stem}")
+        if args[0] in ("-h", "--help"):
+            print(usage)
+            sys.exit(0)
+        print(f"{origin}: unknown argument {args[0]!r}\n{usage}", file=sys.stderr)
+        sys.exit(2)
     import torch
 
-    origin = sys.argv[0]
     bench = get_benchmark()
     validate(bench, origin)
     device = "cuda" if torch.cuda.is_available() else "cpu"

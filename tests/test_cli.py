@@ -596,3 +596,19 @@ def test_sigterm_stops_the_run_like_ctrl_c_and_keeps_what_was_measured(fake_root
     else:
         os.kill(hanging, signal.SIGKILL)
         raise AssertionError("the running pair's process outlived the terminated run")
+
+
+def test_a_pair_file_run_as_a_script_answers_help_without_running():
+    import subprocess
+    import sys
+
+    from core.process import child_env
+
+    script = ["ch01/baseline_performance.py"]
+    shown = subprocess.run([sys.executable, *script, "--help"], cwd=REPO_ROOT, env=child_env(),
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and "bench run ch01:performance" in shown.stdout
+    assert " on cpu: median " not in shown.stdout  # its usage: the benchmark did not run
+    wrong = subprocess.run([sys.executable, *script, "--iterations", "3"], cwd=REPO_ROOT,
+                           env=child_env(), capture_output=True, text=True, timeout=120)
+    assert wrong.returncode == 2 and "unknown argument '--iterations'" in wrong.stderr
