@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -373,9 +374,13 @@ def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[st
 def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
               listener: Listener = lambda event: None) -> RunRecord:
     """Run every selected pair; results stream to results.jsonl as each finishes."""
+    broken: dict[Path, str] = {}  # malformed expectations files: this machine's stop the run
     for chapter_dir in sorted({pair.baseline.parent for pair, _ in selection}):
         for path in sorted(chapter_dir.glob("expectations_*.json")):
-            expect.load(path)  # a malformed file stops the run before any work or output
+            try:
+                expect.load(path)
+            except expect.ExpectationsError as exc:
+                broken[path] = str(exc)
     started = time.perf_counter()
     chosen = run_choices(selection, options)
     if options.resume:
@@ -392,17 +397,33 @@ def run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     compiling = bool(precompile.jobs_for([(p, e) for p, e in selection if p.id not in finished],
                                          smoke=True))
     with fork_server(preload=compiling):
-        return _run_suite(selection, options, listener, run_dir, chosen, finished, started)
+        return _run_suite(selection, options, listener, run_dir, chosen, finished, started, broken)
+
+
+def _stop_on_broken(broken: dict[Path, str], key: str, run_dir: Path, resumed: bool,
+                    listener: Listener) -> None:
+    """A malformed expectations file of this machine's key stops the run before any pair (the
+    run directory goes too, unless resumed); another machine's is a note, and the run goes on."""
+    for path, why in broken.items():
+        file_key = path.stem[len("expectations_"):]
+        if file_key == key or file_key.endswith(f"x_{key}"):
+            if not resumed:
+                shutil.rmtree(run_dir, ignore_errors=True)
+            raise expect.ExpectationsError(why)
+        listener(Note(f"{why} (not this machine's expectations, {key}: the run goes on; a run "
+                      f"on {file_key} would stop)"))
 
 
 def _run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                listener: Listener, run_dir: Path, chosen: dict[str, Any],
-               finished: dict[str, PairResult], started: float) -> RunRecord:
+               finished: dict[str, PairResult], started: float,
+               broken: dict[Path, str]) -> RunRecord:
     info = probe(run_dir)
     fingerprint, ceilings = info["fingerprint"], info.get("ceilings", {})
     if info.get("ceiling_conditions"):  # clocks and throttle reasons each ceiling ran at
         fingerprint["ceiling_conditions"] = info["ceiling_conditions"]
     key = fingerprint.get("hardware_key", "cpu")
+    _stop_on_broken(broken, key, run_dir, bool(options.resume), listener)
     record = RunRecord(run_dir, fingerprint, ceilings, options=chosen)
     stored: dict[Path, dict[str, dict[str, Any]]] = {}  # expectations files read so far
 
