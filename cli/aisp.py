@@ -454,12 +454,22 @@ def readme(runs: List[Path] = typer.Argument(..., help=(
     A block is rebuilt from the given runs only: pass every run whose rows it should show."""
     from core.compare import load_run
     from core.discovery import chapters_root
-    from core.readme import write_tables
+    from core.readme import not_publishable, write_tables
 
     try:
         records = [load_run(path) for path in runs]
     except ValueError as exc:
         _usage_error(str(exc))
+    kept = []
+    for path, record in zip(runs, records):
+        why = not_publishable(record)
+        if why:
+            typer.echo(f"{path}: not written into READMEs: {why}", err=True)
+        else:
+            kept.append(record)
+    if not kept:
+        _usage_error("no run to write from: pass the run directory of a full `bench run` on a GPU")
+    records = kept
     wanted = None
     if chapter:
         digits = [c[2:] if c.lower().startswith("ch") else c for c in chapter]

@@ -94,6 +94,18 @@ def place(text: str, key: str, block: str) -> str:
     return text[:end].rstrip() + "\n\n" + block + "\n" + ("\n" + text[end:] if following >= 0 else "")
 
 
+def not_publishable(record: RunRecord) -> str | None:
+    """Why a run's numbers do not go into chapter READMEs, or None: a CPU run (its timings
+    are the host's, and no GPU provenance heads them) or a smoke run (few samples, never
+    stored)."""
+    if record.options.get("mode") == "smoke":
+        return "a smoke run: its times come from a few samples and are neither gated nor stored"
+    if str(record.fingerprint.get("device", "")).lower() in ("cpu", "") or \
+            str(record.fingerprint.get("hardware_key", "")).startswith("cpu"):
+        return "a CPU run: the chapter tables show GPU measurements"
+    return None
+
+
 def write_tables(records: list[RunRecord], root: Path, chapters: set[str] | None = None) -> list[Path]:
     """Rewrite the measured blocks of every chapter the runs cover (only `chapters`, when
     given: a run that also holds a few pairs of another chapter leaves that README alone);

@@ -74,3 +74,22 @@ def test_only_the_chapters_asked_for_are_rewritten(tmp_path):
     assert begin("h100") in (tmp_path / "ch90" / "README.md").read_text()
     assert begin("h100") not in (tmp_path / "ch91" / "README.md").read_text()
     assert len(write_tables([run], tmp_path)) == 2  # without a filter: every chapter covered
+
+
+def test_cpu_and_smoke_runs_are_not_written_into_readmes(tmp_path, monkeypatch):
+    (tmp_path / "ch90").mkdir()
+    (tmp_path / "ch90" / "README.md").write_text(PROSE)
+    monkeypatch.setenv("AISP_ROOT", str(tmp_path))
+    cpu = record("20261123-010000", "cpu_intel_xeon", "eee5555", 1.0)
+    cpu.fingerprint.update(device="cpu", sm_count=None)
+    smoke = record("20261123-020000", "h100", "fff6666", 1.0)
+    smoke.options["mode"] = "smoke"
+    paths = []
+    for name, run in (("cpu", cpu), ("smoke", smoke)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(run.to_dict()))
+        paths.append(str(tmp_path / name))
+    result = CliRunner().invoke(app, ["bench", "readme", *paths])
+    assert result.exit_code == 2, result.output
+    assert "a CPU run" in result.output and "a smoke run" in result.output
+    assert (tmp_path / "ch90" / "README.md").read_text() == PROSE  # no "(? SMs, driver ?" block
