@@ -22,6 +22,7 @@ from tabulate import tabulate
 
 from cli._help import Typer
 from core import REPO_ROOT
+from core.side_by_side import MOST_JOBS, default_jobs
 
 if TYPE_CHECKING:  # imported where used: `--help` and `--version` stay quick
     from core.discovery import Chapter
@@ -202,8 +203,9 @@ def run(
         "compile_time pairs still time their cold starts on empty caches of their own. A smoke "
         "run with several pairs at a time (--jobs) skips it.")),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help=(
-        "--mode smoke only: run this many pairs at a time, each in its own process (default: "
-        "4 on a GPU, fewer on a host with under 16 cores; 1 on a CPU-only machine). A pair "
+        "--mode smoke only: run this many pairs at a time, each in its own process (default "
+        f"on a GPU: one per 2 of the host's cores, at most {MOST_JOBS}, so {default_jobs()} on "
+        "this host; 1 on a CPU-only machine). A pair "
         "that fails beside others runs again alone, and that result is kept. A full run "
         "times pairs one at a time: its timings need the GPU to themselves.")),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=(

@@ -27,11 +27,14 @@ from core.record import PairResult
 Job = TypeVar("Job")
 
 
+MOST_JOBS = 6  # the default's cap
+
+
 def default_jobs(cpus: int | None = None) -> int:
     """Pairs at a time: 6 on a 16-core host, one per 2 cores on smaller ones (each child keeps
     a core busy with its own Python, and compiles use more). On the lent H100 (16 cores) a
     smoke run of every chapter took 2 min 35 s at 6, forked from per-thread fork servers."""
-    return max(1, min(6, (cpus or os.cpu_count() or 2) // 2))
+    return max(1, min(MOST_JOBS, (cpus or os.cpu_count() or 2) // 2))
 
 
 def child_env(parallel: int, cpus: int | None = None) -> dict[str, str]:

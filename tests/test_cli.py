@@ -612,3 +612,10 @@ def test_a_pair_file_run_as_a_script_answers_help_without_running():
     wrong = subprocess.run([sys.executable, *script, "--iterations", "3"], cwd=REPO_ROOT,
                            env=child_env(), capture_output=True, text=True, timeout=120)
     assert wrong.returncode == 2 and "unknown argument '--iterations'" in wrong.stderr
+
+
+def test_jobs_help_states_the_default_the_code_uses():
+    from core.side_by_side import MOST_JOBS, default_jobs
+
+    words = " ".join(invoke("bench", "run", "--help").output.replace("│", " ").split())
+    assert f"at most {MOST_JOBS}, so {default_jobs()} on this host" in words  # it said "4 on a GPU"
