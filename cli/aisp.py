@@ -63,6 +63,15 @@ class Format(str, Enum):
     markdown = "markdown"
 
 
+class HwFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+HW_FORMAT = typer.Option(HwFormat.table, "--format", help="table or json (as bench run's --format).")
+OLD_JSON = typer.Option(False, "--json", hidden=True, help="Same as --format json.")
+
+
 class Mode(str, Enum):
     full = "full"
     smoke = "smoke"
@@ -522,7 +531,7 @@ def _num(value: Optional[float], spec: str, suffix: str = "") -> str:
 
 @hw_app.command("peak")
 def hw_peak(refresh: bool = typer.Option(False, help="Measure again even if cached."),
-            as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+            format: HwFormat = HW_FORMAT, as_json: bool = OLD_JSON,
             gpus: int = typer.Option(1, "--gpus", min=1, help=(
                 "With N > 1: the link ceilings of N GPUs together (NCCL all-reduce and "
                 "all-gather bus bandwidth from 1 KiB to 1 GiB, P2P copy GPU 0 → 1), measured "
@@ -533,6 +542,7 @@ def hw_peak(refresh: bool = typer.Option(False, help="Measure again even if cach
     the datasheet figures."""
     import torch
 
+    as_json = as_json or format == HwFormat.json
     from core.hardware import (DATASHEET, HOST_LINK_DATASHEET_NOTE, HOST_LINK_CEILINGS,
                                cached_peaks, fingerprint, measure_ceilings, store_peaks)
 
@@ -623,8 +633,9 @@ def _size(n: int) -> str:
 
 
 @hw_app.command("info")
-def hw_info(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def hw_info(format: HwFormat = HW_FORMAT, as_json: bool = OLD_JSON) -> None:
     """Print the device fingerprint stored with every result."""
+    as_json = as_json or format == HwFormat.json
     from core.hardware import fingerprint
 
     info = fingerprint()
@@ -651,12 +662,13 @@ def hw_info(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -
 
 
 @hw_app.command("tuning-check")
-def hw_tuning_check(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def hw_tuning_check(format: HwFormat = HW_FORMAT, as_json: bool = OLD_JSON) -> None:
     """Report the host and GPU settings chapter 3 tunes (persistence mode, GPU clocks, CPU
     governor, transparent huge pages, memlock limit, NUMA balancing): each with what is
     recommended, why, and OK / CHECK / unknown. Read-only: it never changes anything."""
     from dataclasses import asdict
 
+    as_json = as_json or format == HwFormat.json
     from core.tuning import render, tuning_checks
 
     checks = tuning_checks()

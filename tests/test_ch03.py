@@ -226,7 +226,7 @@ def test_cli_tuning_check_on_this_machine():
     assert result.exit_code == 0, result.output
     assert "Read-only: nothing was changed" in result.output
     assert "locked-memory limit (memlock)" in result.output
-    as_json = runner.invoke(app, ["hw", "tuning-check", "--json"], catch_exceptions=False)
+    as_json = runner.invoke(app, ["hw", "tuning-check", "--format", "json"], catch_exceptions=False)
     assert as_json.exit_code == 0
     rows = json.loads(as_json.output)
     assert {r["status"] for r in rows} <= {"OK", "CHECK", "unknown"}

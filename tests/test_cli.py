@@ -207,10 +207,12 @@ def test_hw_info_on_cpu():
     result = invoke("hw", "info")
     assert result.exit_code == 0
     assert re.search(r"^device\s+cpu\s*$", result.output, re.M), result.output
-    as_json = invoke("hw", "info", "--json")
+    as_json = invoke("hw", "info", "--format", "json")  # as bench run says it
     assert as_json.exit_code == 0
     info = json.loads(as_json.stdout)
     assert info["device"] == "cpu" and info["hardware_key"] == CPU_KEY
+    assert json.loads(invoke("hw", "info", "--json").stdout) == info  # the old spelling still works
+    assert "--json" not in invoke("hw", "info", "--help").output  # ...but is no longer offered
 
 
 def test_chapter_compare_entry_point(fake_env, make_chapter, capsys):
