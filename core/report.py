@@ -201,7 +201,8 @@ def render(record: RunRecord, fmt: str = "table") -> str:
     return "\n".join(parts)
 
 
-def _duration(seconds: float) -> str:
+def human_duration(seconds: float) -> str:
+    """`2 min 30 s`, or `4.2 s` under a minute."""
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes} min {rest} s" if minutes else f"{seconds:.1f} s"
 
@@ -218,11 +219,11 @@ def time_line(record: RunRecord, slowest: int = 3) -> str:
         return (f"{p.pair} {p.duration_s:.0f} s (verify {i.verify_s:.0f}, checks {i.checks_s:.0f}, "
                 f"timing {i.timing_s:.0f})")
     top = sorted(ran, key=lambda p: -p.duration_s)[:slowest]
-    where = (f"{_duration(pairs_s)} in pairs, the rest probing, ceilings, builds and precompiling"
+    where = (f"{human_duration(pairs_s)} in pairs, the rest probing, ceilings, builds and precompiling"
              if pairs_s <= record.wall_s else
-             f"the pairs' own times add up to {_duration(pairs_s)}: several ran at a time "
+             f"the pairs' own times add up to {human_duration(pairs_s)}: several ran at a time "
              f"(smoke), or some were kept from the run this one resumed")
-    return (f"time: {_duration(record.wall_s)} for {len(ran)} pair{'s' if len(ran) > 1 else ''} run "
+    return (f"time: {human_duration(record.wall_s)} for {len(ran)} pair{'s' if len(ran) > 1 else ''} run "
             f"({where}); slowest: " + ", ".join(parts(p) for p in top))
 
 

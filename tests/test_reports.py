@@ -313,6 +313,23 @@ def test_progress_quiet_and_plain(capsys):
         "[2/2] ch07:y: kept from the resumed run"]
 
 
+def test_progress_says_how_long_the_rest_may_take_at_the_pace_so_far(capsys):
+    from cli.progress import suite_progress
+    from core.events import PairFinished, PairStarted
+
+    now = [0.0]
+    pair = PairResult(pair="ch07:x", duration_s=10.0)
+    with suite_progress(4, clock=lambda: now[0]) as listen:
+        listen(PairFinished(1, 4, PairResult(pair="ch07:kept"), kept=True))  # took no time
+        listen(PairStarted(2, 4, "ch07:x"))
+        now[0] = 10.0
+        listen(PairFinished(2, 4, pair))
+        listen(PairStarted(3, 4, "ch07:y"))  # one measured pair in 10 s; two to go
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[1] == "[2/4] ch07:x ..."  # nothing measured yet: no estimate
+    assert lines[3] == "[3/4] ch07:y ... (about 20.0 s left)"
+
+
 def test_progress_bar_on_a_terminal(monkeypatch):
     import io
 
