@@ -42,14 +42,27 @@ def range_name(side: str, phase: str) -> str:
 
 @contextlib.contextmanager
 def nvtx_range(name: str) -> Iterator[None]:
-    """An NVTX push/pop range (no-op where the nvtx package is missing)."""
+    """An NVTX push/pop range: the `nvtx` package's where it is installed (colored ranges),
+    else torch.cuda.nvtx's (any CUDA build of torch), else nothing (a CPU build)."""
     try:
         import nvtx
     except ImportError:
+        nvtx = None
+    if nvtx is not None:
+        with nvtx.annotate(message=name, color="green"):
+            yield
+        return
+    import torch
+
+    try:
+        torch.cuda.nvtx.range_push(name)
+    except (RuntimeError, AttributeError):  # "NVTX functions not installed": a CPU build
         yield
         return
-    with nvtx.annotate(message=name, color="green"):
+    try:
         yield
+    finally:
+        torch.cuda.nvtx.range_pop()
 
 
 def trace(fn: Callable[[], Any], path: Path, side: str, device: str) -> list[dict[str, Any]]:

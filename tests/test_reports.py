@@ -442,3 +442,25 @@ def test_the_table_ends_with_where_the_time_went(tmp_path):
     record.wall_s = 0.0  # a results.json written before runs kept their wall time
     assert "time: " not in render(record)
     assert RunRecord.from_dict(json.loads(json.dumps({**record.to_dict(), "wall_s": 9.5}))).wall_s == 9.5
+
+
+def test_nvtx_ranges_work_without_the_nvtx_package(monkeypatch):
+    import sys
+
+    import torch
+
+    from core.profiling import nvtx_range
+
+    monkeypatch.setitem(sys.modules, "nvtx", None)  # not installed (the GPU machines lack it)
+    pushed = []
+    monkeypatch.setattr(torch.cuda.nvtx, "range_push", lambda name: pushed.append(name))
+    monkeypatch.setattr(torch.cuda.nvtx, "range_pop", lambda: pushed.append("pop"))
+    with nvtx_range("aisp_x_timed"):
+        pushed.append("inside")
+    assert pushed == ["aisp_x_timed", "inside", "pop"]  # torch.cuda.nvtx marked the range
+
+    def cpu_build(name):
+        raise RuntimeError("NVTX functions not installed. Are you sure you have a CUDA build?")
+    monkeypatch.setattr(torch.cuda.nvtx, "range_push", cpu_build)
+    with nvtx_range("aisp_x_timed"):  # a CPU build: nothing to mark, no error
+        pass
