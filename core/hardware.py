@@ -288,9 +288,15 @@ HOST_LINK_DATASHEET_NOTE = (
     f"reaches: packet headers and flow control share the link.")
 
 
+def cache_dir() -> Path:
+    """$AISP_CACHE_DIR, else aisp under the XDG cache directory ($XDG_CACHE_HOME, ~/.cache)."""
+    if os.environ.get("AISP_CACHE_DIR"):
+        return Path(os.environ["AISP_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "aisp"
+
+
 def _cache_file() -> Path:
-    base = os.environ.get("AISP_CACHE_DIR") or Path.home() / ".cache" / "aisp"
-    return Path(base) / "peaks.json"
+    return cache_dir() / "peaks.json"
 
 
 def device_id(info: dict[str, Any]) -> str:

@@ -184,3 +184,15 @@ def test_bytes_over_a_host_or_peer_link_are_judged_against_that_link():
     assert headline(r) == "50.0 GB/s h2d" and r.pct_of_copy is None
     with pytest.raises(ValueError, match="link_bytes needs link set to one of h2d, d2h"):
         Workload(link_bytes=1.0, link="pcie")
+
+
+def test_the_cache_follows_xdg_unless_aisp_cache_dir_is_set(monkeypatch, tmp_path):
+    from core.hardware import cache_dir
+
+    monkeypatch.delenv("AISP_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "aisp"  # it ignored XDG_CACHE_HOME before
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert cache_dir() == Path.home() / ".cache" / "aisp"
+    monkeypatch.setenv("AISP_CACHE_DIR", str(tmp_path / "mine"))
+    assert cache_dir() == tmp_path / "mine"
