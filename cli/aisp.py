@@ -493,19 +493,28 @@ def readme(runs: List[Path] = typer.Argument(..., help=(
 
 @bench_app.command("compare")
 def compare(
-    run_a: Path = typer.Argument(..., help="The older run directory (or its results.json)."),
-    run_b: Path = typer.Argument(..., help="The newer run directory (or its results.json)."),
+    run_a: Optional[Path] = typer.Argument(None, help=(
+        "The older run: a run directory, its results.json, or a run id in --runs-dir "
+        "(default: the saved run before the latest).")),
+    run_b: Optional[Path] = typer.Argument(None, help=(
+        "The newer run, as RUN_A (default: the latest saved run).")),
+    runs_dir: Path = typer.Option(REPO_ROOT / "artifacts" / "runs", "--runs-dir", help=(
+        "Where saved runs are looked up (bench run's --output-dir).")),
     threshold: float = typer.Option(0.05, min=0.0, max=0.5, help=(
         "Changes smaller than this fraction count as the same.")),
     format: Format = typer.Option(Format.table, "--format", help="table, markdown or json."),
 ) -> None:
-    """Compare two runs pair by pair; exit 1 if a pair got slower or stopped working."""
-    from core.compare import comparable, compare_runs, environment_differences, is_regression, load_run
+    """Compare two runs pair by pair; exit 1 if a pair got slower or stopped working. With no
+    run named, the last two saved runs; with one, that run against the latest."""
+    from core.compare import (comparable, compare_runs, environment_differences, is_regression,
+                              load_run, pick_runs)
 
     try:
+        run_a, run_b = pick_runs([p for p in (run_a, run_b) if p is not None], runs_dir)
         old, new = load_run(run_a), load_run(run_b)
     except ValueError as exc:
         _usage_error(str(exc))
+    typer.echo(f"comparing {run_a} (older) with {run_b} (newer)", err=True)
     rows = compare_runs(old, new, threshold)
     for line in environment_differences(old, new):
         typer.echo(f"WARNING: the runs differ in {line}; their timings are not comparable "

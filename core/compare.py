@@ -53,6 +53,34 @@ def _lift_untyped(data: dict[str, Any]) -> None:
                                 "rates": ex.get("rates")}
 
 
+def saved_runs(runs_dir: Path) -> list[Path]:
+    """The finished runs in `runs_dir` (directories holding results.json), oldest first: run
+    directories are named by their start time (YYYYMMDD-HHMMSS, a suffix when two share it)."""
+    if not Path(runs_dir).is_dir():
+        return []
+    return sorted(p for p in Path(runs_dir).iterdir() if (p / "results.json").is_file())
+
+
+def pick_runs(given: list[Path], runs_dir: Path) -> tuple[Path, Path]:
+    """The two runs `bench compare` compares: both as given; one given against the latest
+    saved run; none, the last two saved runs. A name that is not a path is a run id in
+    `runs_dir` (`20261127-234511`). ValueError says what is missing."""
+    resolved = [path if Path(path).exists() or not (Path(runs_dir) / path).exists()
+                else Path(runs_dir) / path for path in given]
+    if len(resolved) == 2:
+        return resolved[0], resolved[1]
+    saved = [run for run in saved_runs(runs_dir)
+             if not resolved or run.resolve() != Path(resolved[0]).resolve()]
+    needed = 2 - len(resolved)
+    if len(saved) < needed:
+        raise ValueError(f"{runs_dir}: {len(saved)} saved run{'s' if len(saved) != 1 else ''} "
+                         f"to compare with, {needed} needed; pass the run directories, or "
+                         f"--runs-dir where `bench run` wrote them")
+    if resolved:
+        return resolved[0], saved[-1]
+    return saved[-2], saved[-1]
+
+
 def load_run(path: Path) -> RunRecord:
     """A run directory or its results.json; ValueError with the path when unusable."""
     path = Path(path)

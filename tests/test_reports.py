@@ -464,3 +464,21 @@ def test_nvtx_ranges_work_without_the_nvtx_package(monkeypatch):
     monkeypatch.setattr(torch.cuda.nvtx, "range_push", cpu_build)
     with nvtx_range("aisp_x_timed"):  # a CPU build: nothing to mark, no error
         pass
+
+
+def test_bench_compare_finds_the_saved_runs_itself(tmp_path):
+    runner = CliRunner()
+    runs = tmp_path / "runs"
+    first = _write_run(runs / "20261127-100000", [make_example("a", 1.0, 0.5)])
+    _write_run(runs / "20261127-110000", [make_example("a", 1.0, 0.5, seed=3)])
+    latest = _write_run(runs / "20261127-120000", [make_example("a", 1.0, 0.9)])
+    (runs / "20261127-130000").mkdir()  # an interrupted run with no results.json: not a run
+    last_two = runner.invoke(app, ["bench", "compare", "--runs-dir", str(runs)])
+    assert last_two.exit_code == 1 and "slower" in last_two.output  # 11:00 against 12:00
+    assert f"comparing {runs / '20261127-110000'} (older) with {latest}" in last_two.output
+    by_id = runner.invoke(app, ["bench", "compare", "20261127-100000", "--runs-dir", str(runs)])
+    assert by_id.exit_code == 1 and f"comparing {first} (older) with {latest}" in by_id.output
+    alone = tmp_path / "alone"
+    _write_run(alone / "20261127-100000", [make_example("a", 1.0, 0.5)])
+    short = runner.invoke(app, ["bench", "compare", "--runs-dir", str(alone)])
+    assert short.exit_code == 2 and "1 saved run to compare with, 2 needed" in short.output
