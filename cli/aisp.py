@@ -491,6 +491,27 @@ def readme(runs: List[Path] = typer.Argument(..., help=(
         typer.echo(f"wrote {readme_path}")
 
 
+@bench_app.command("front-page")
+def front_page(check: bool = typer.Option(False, "--check", help=(
+        "Change nothing; exit 1 if the README's table differs from the expectations."))) -> None:
+    """Rewrite the root README's results table (between `<!-- aisp:front-page -->` and
+    `<!-- aisp:end -->`) from every chapter's committed expectations files."""
+    from core import front_page as page
+    from core.discovery import chapters_root
+
+    readme = chapters_root() / "README.md"
+    try:
+        if check:
+            text = readme.read_text()
+            current = page.place(text, page.table(page.rows(chapters_root()))) == text
+            typer.echo(f"{readme}: {'up to date' if current else 'out of date: run bench front-page'}")
+            raise typer.Exit(0 if current else 1)
+        changed = page.write(readme, chapters_root())
+    except (OSError, ValueError) as exc:
+        _usage_error(f"{readme}: {exc}")
+    typer.echo(f"{'wrote' if changed else 'unchanged:'} {readme}")
+
+
 @bench_app.command("compare")
 def compare(
     run_a: Optional[Path] = typer.Argument(None, help=(

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from core import REPO_ROOT, atomic, goals, precheck, precompile, results_csv, side_by_side
+from core import REPO_ROOT, atomic, front_page, goals, precheck, precompile, results_csv, side_by_side
 from core import expectations as expect
 from core.declarations import rules_changed
 from core.decided import Floor
@@ -597,3 +597,9 @@ def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Examp
             path = expect.path_for(chapter_dir, file_key)
             expect.update(path, file_key, entries)
             record.expectation_updates.append(f"{chapter_dir.name}/{path.name}")
+    if record.expectation_updates:  # the front page's table follows the files it is made from
+        root = next(iter(by_file))[0].parent
+        readme = root / "README.md"
+        if readme.exists() and front_page.BEGIN in readme.read_text():
+            front_page.write(readme, root)
+            record.expectation_updates.append("README.md (results at a glance)")

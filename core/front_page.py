@@ -1,0 +1,117 @@
+"""The front page's results table, generated from the committed expectations (never typed).
+
+One row per stored variant of every chapter: what it shows (the first sentence of its file's
+docstring), and per GPU model the stored ratio with the share of the device's measured
+ceiling. `aisp bench front-page` rewrites it in the root README between
+
+    <!-- aisp:front-page -->
+    ...
+    <!-- aisp:end -->
+
+and a test fails when the committed table differs from what the committed expectations give.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core import atomic
+
+BEGIN, END = "<!-- aisp:front-page -->", "<!-- aisp:end -->"
+KEY_ORDER = ("h100", "h200", "2x_h100", "2x_h200", "4x_h100", "4x_h200", "8x_h100", "8x_h200")
+WORDS = {"speedup": "", "memory_ratio": " less memory", "compile_ratio": " faster compile",
+         "goodput_ratio": " goodput", "simulated_cost_ratio": " lower cost (simulated)"}
+
+
+@dataclass
+class Row:
+    chapter: str
+    variant: str
+    shows: str
+    cells: dict[str, str] = field(default_factory=dict)  # hardware key -> its cell
+
+
+def gpu_label(key: str) -> str:
+    """`h100` → `H100`, `2x_h200` → `2×H200`."""
+    count, _, gpu = key.rpartition("x_")
+    return f"{count}×{gpu.upper()}" if count.isdigit() else key.upper()
+
+
+def first_sentence(path: Path, limit: int = 90) -> str:
+    """The first sentence of a file's docstring, cut at `limit` characters ("" without one)."""
+    try:
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    except (OSError, SyntaxError):
+        return ""
+    sentence = re.split(r"(?<=\.)\s", " ".join(doc.split()), maxsplit=1)[0].rstrip(".")
+    label, colon, rest = sentence.partition(": ")
+    if colon and re.match(r"(Optimized|Variant)\b", label):  # "Optimized: one launch ..."
+        sentence = rest
+    return sentence if len(sentence) <= limit else sentence[:limit - 1].rstrip() + "…"
+
+
+def cell(entry: dict) -> str:
+    """`3.13x · 92% of copy`, with the goal's ratio for other goals and the declarations."""
+    ratio_field = next((f for f in WORDS if f != "speedup" and f in entry), "speedup")
+    text = f"{entry[ratio_field]:.2f}x{WORDS[ratio_field]}"
+    rates = entry.get("optimized_rates") or {}
+    if ratio_field == "speedup" and rates.get("pct_of_ceiling") is not None:
+        ceiling = str(rates.get("ceiling", "")).replace("_gbps", "").replace("_tflops", "")
+        text += f" · {rates['pct_of_ceiling']:.0f}% of {ceiling}"
+    declared = entry.get("declarations") or {}
+    marks = [m for m, on in (("teaching", declared.get("teaching")),
+                             ("negative", declared.get("negative_result"))) if on]
+    return text + (f" ({', '.join(marks)})" if marks else "")
+
+
+def rows(root: Path) -> list[Row]:
+    """Every stored variant of every chapter under `root`, with its cell per hardware key."""
+    found: dict[tuple[str, str], Row] = {}
+    for path in sorted(root.glob("ch[0-9][0-9]/expectations_*.json")):
+        key = path.stem[len("expectations_"):]
+        if key.startswith("cpu"):
+            continue  # CPU timings are the host's; the front page shows GPUs
+        chapter = path.parent.name
+        for variant, entry in json.loads(path.read_text()).get("examples", {}).items():
+            row = found.get((chapter, variant))
+            if row is None:
+                shows = first_sentence(path.parent / f"optimized_{variant}.py")
+                row = found[(chapter, variant)] = Row(chapter, variant, shows)
+            row.cells[key] = cell(entry)
+    return [found[k] for k in sorted(found)]
+
+
+def table(found: list[Row]) -> str:
+    keys = sorted({k for row in found for k in row.cells},
+                  key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
+    lines = ["| chapter | variant | what it shows | " + " | ".join(gpu_label(k) for k in keys) + " |",
+             "|---|---|---|" + "---|" * len(keys)]
+    for row in found:
+        shows = row.shows.replace("|", "\\|")
+        lines.append(f"| [{row.chapter}]({row.chapter}/README.md) | {row.variant} | {shows} | "
+                     + " | ".join(row.cells.get(k, "–") for k in keys) + " |")
+    chapters = len({row.chapter for row in found})
+    note = (f"{len(found)} stored variants in {chapters} chapters, from `chNN/expectations_<gpu>.json` "
+            f"(each figure: the stored ratio over the baseline, and the optimized side's share of "
+            f"the ceiling measured in that run). Regenerate with `python -m cli.aisp bench front-page`.")
+    return "\n".join([note, "", *lines])
+
+
+def place(text: str, block: str) -> str:
+    """`text` with the front-page block replaced (it must have the markers)."""
+    start, end = text.find(BEGIN), text.find(END, text.find(BEGIN) + 1)
+    if start < 0 or end < 0:
+        raise ValueError(f"no {BEGIN} ... {END} markers: add them where the table goes")
+    return text[:start] + f"{BEGIN}\n{block}\n" + text[end:]
+
+
+def write(readme: Path, root: Path) -> bool:
+    """Rewrite the table in `readme` from the expectations under `root`; True if it changed."""
+    text = readme.read_text()
+    updated = place(text, table(rows(root)))
+    if updated != text:
+        atomic.write_text(readme, updated)
+    return updated != text
