@@ -34,21 +34,40 @@ def _rates(side: SideResult | None, ceilings: dict[str, float]) -> Rates | None:
     return side.rates or side_rates(side.workload, side.median_ms, ceilings)
 
 
-def speedups(rows: list[ExampleResult], path: Path) -> Path | None:
-    """Horizontal bars of each example's speedup with its 95% interval (log scale)."""
+def _kind(r: ExampleResult) -> str:
+    """How a bar is drawn: the verdict a reader must not misread (a declared negative result
+    is not a failure, a teaching example is not a result)."""
+    if r.teaching:
+        return "teaching"
+    if r.negative_result:
+        return "negative"
+    if r.expectation is not None and r.expectation.status == "regression":
+        return "regression"
+    return "faster" if r.speedup >= 1 else "slower"
+
+
+_KINDS = {"faster": ("tab:green", "faster"), "slower": ("tab:orange", "slower, undeclared"),
+          "regression": ("tab:red", "regression (gate)"),
+          "negative": ("tab:blue", "declared negative result"), "teaching": ("tab:gray", "teaching")}
+
+
+def speedups(rows: list[ExampleResult], path: Path, context: str = "") -> Path | None:
+    """Horizontal bars of each example's speedup with its 95% interval, on a log scale centred
+    on 1x (bars grow from 1x, right when faster, left when slower). `context`: the device, the
+    commit and the run's mode, for the title."""
     rows = _measured(rows)
     if not rows:
         return None
     rows = sorted(rows, key=lambda r: r.speedup)
-    labels = [r.id + (" [teaching]" if r.teaching else "") for r in rows]
+    labels = [r.id + (" (noisy)" if r.noisy else "") for r in rows]
     values = [r.speedup for r in rows]
     lo = [r.speedup - _ci(r)[0] for r in rows]
     hi = [_ci(r)[1] - r.speedup for r in rows]
-    colors = ["tab:gray" if r.teaching else
-              "tab:red" if r.expectation is not None and r.expectation.status == "regression" else
-              "tab:green" if r.speedup >= 1 else "tab:orange" for r in rows]
-    fig, ax = plt.subplots(figsize=(9, 0.3 * len(rows) + 1.5))
-    bars = ax.barh(labels, values, xerr=[lo, hi], color=colors, capsize=3)
+    kinds = [_kind(r) for r in rows]
+    fig, ax = plt.subplots(figsize=(9, 0.3 * len(rows) + 2.0))
+    bars = ax.barh(labels, [v - 1.0 for v in values], left=1.0, xerr=[lo, hi], capsize=3,
+                   color=[_KINDS[k][0] for k in kinds],
+                   hatch=["//" if r.noisy else None for r in rows])
     ax.bar_label(bars, labels=[f"{v:.2f}x" for v in values], padding=8, fontsize=7)
     ax.tick_params(axis="y", labelsize=7 if len(rows) > 40 else 9)
     ax.margins(y=0.5 / max(len(rows), 1))
@@ -57,24 +76,30 @@ def speedups(rows: list[ExampleResult], path: Path) -> Path | None:
         stored = stored if goals.GOALS.get(r.goal, goals.GOALS[goals.DEFAULT]).gates_time else None  # else another goal's ratio
         if stored:
             ax.plot([stored, stored], [y - 0.4, y + 0.4], color="black", linewidth=1.5)
-    ax.axvline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
+    low = min([1.0, *(c - e for c, e in zip(values, lo))])
+    high = max([1.0, *(c + e for c, e in zip(values, hi))])
+    span = max(high, 1 / low) * 1.6  # symmetric about 1x, room for the value labels
+    ax.set_xlim(1 / span, span)
+    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())  # no labels to collide
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
-        lambda v, _: f"{v:g}x" if v in (2, 3, 5, 20, 30, 50) else ""))
-    ax.set_xlabel("speedup (baseline median / optimized median); black tick: stored expectation")
-    ax.set_title("Speedup per pair (95% interval)")
-    ax.legend(handles=[Patch(color=c, label=t) for c, t in (
-        ("tab:green", "faster"), ("tab:orange", "slower"), ("tab:red", "regression (gate)"),
-        ("tab:gray", "teaching"))], fontsize=7, ncol=4, frameon=False, loc="upper left",
-        bbox_to_anchor=(0.0, -0.6 / (0.3 * len(rows) + 1.5)))
+    ax.set_xlabel("speedup (baseline median / optimized median), log scale; "
+                  "black tick: stored expectation; hatched: too few samples (noisy)")
+    ax.set_title("Speedup per pair (95% interval)" + (f"\n{context}" if context else ""), fontsize=10,
+                 pad=20)  # above the legend
+    used = [k for k in _KINDS if k in kinds]
+    ax.legend(handles=[Patch(color=_KINDS[k][0], label=_KINDS[k][1]) for k in used],
+              fontsize=7, ncol=len(used), frameon=False, loc="lower left", bbox_to_anchor=(0.0, 1.0))
     fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")  # the legend sits below the axes
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
 
 
-def roofline(rows: list[ExampleResult], ceilings: dict[str, float], path: Path) -> Path | None:
+def roofline(rows: list[ExampleResult], ceilings: dict[str, float], path: Path,
+             context: str = "") -> Path | None:
     """Left: pairs with FLOPs on a roofline (arithmetic intensity vs TFLOP/s) under the
     measured copy-bandwidth slope and matmul roofs. Right: pairs that only move bytes, as
     GB/s against the copy ceiling. Baseline = open circle, optimized = filled, joined.
@@ -101,23 +126,26 @@ def roofline(rows: list[ExampleResult], ceilings: dict[str, float], path: Path) 
     intensities = [w.flops / w.bytes for _, w, _, _ in flop_rows] or [1.0]
     x_lo, x_hi = min(intensities + [0.1]) / 2, max(intensities + [1000.0]) * 2
     xs = [x_lo * (x_hi / x_lo) ** (i / 100) for i in range(101)]
-    for name, label in _CEILING_LABELS.items():
+    styles = ["-", "--", "-.", ":", (0, (5, 1, 1, 1))]  # roofs: black, told apart by dashes
+    for (name, label), style in zip(_CEILING_LABELS.items(), styles):
         peak = ceilings.get(name)
         if peak:
             left.plot(xs, [min(bandwidth * x / 1e3, peak) for x in xs], linewidth=1,
-                      label=f"{label} roof {peak:.0f} TFLOP/s")
+                      color="black", linestyle=style, label=f"{label} roof {peak:.0f} TFLOP/s")
+    markers = "osD^vP*Xph<>"  # pairs: a color and a marker each, so greyscale still tells them apart
     for i, (r, w, base_rates, opt_rates) in enumerate(flop_rows):
         ai = w.flops / w.bytes
         base, opt = base_rates.tflops, opt_rates.tflops
-        color = f"C{i % 10}"
+        color, marker = f"C{i % 10}", markers[i % len(markers)]
         left.plot([ai, ai], [base, opt], color=color, linewidth=1)
-        left.scatter([ai], [base], facecolors="none", edgecolors=color)
-        left.scatter([ai], [opt], color=color, label=r.id)
+        left.scatter([ai], [base], facecolors="none", edgecolors=color, marker=marker)
+        left.scatter([ai], [opt], color=color, marker=marker, label=r.id)
     left.set_xscale("log")
     left.set_yscale("log")
     left.set_xlabel("arithmetic intensity (FLOP/byte)")
     left.set_ylabel("TFLOP/s")
-    left.set_title(f"Roofline (copy {bandwidth:.0f} GB/s, measured this run)")
+    left.set_title(f"Roofline (copy {bandwidth:.0f} GB/s, measured this run)"
+                   + (f"\n{context}" if context else ""), fontsize=10)
     left.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=3,
                 frameon=False)
     if byte_rows:

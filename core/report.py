@@ -323,6 +323,17 @@ def summary_markdown(record: RunRecord, charts: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
+def chart_context(record: RunRecord) -> str:
+    """A chart's second title line: device, commit, run id and, for a smoke run, that its
+    times are not results."""
+    fp = record.fingerprint
+    words = [str(fp.get("device") or "?"), f"commit {fp.get('git_commit') or '?'}",
+             f"run {Path(str(record.run_dir)).name}"]
+    if record.options.get("mode") == "smoke":
+        words.append("smoke run: few samples, not gated")
+    return " · ".join(words)
+
+
 def write_reports(record: RunRecord, run_dir: Path | None = None) -> list[Path]:
     """summary.md and the charts next to results.json (in `run_dir`, default the record's);
     a chart with nothing to show is left out."""
@@ -330,9 +341,10 @@ def write_reports(record: RunRecord, run_dir: Path | None = None) -> list[Path]:
 
     run_dir = Path(record.run_dir if run_dir is None else run_dir)
     rows = record.rows
+    context = chart_context(record)
     charts = [chart for chart in (
-        plots.speedups(rows, run_dir / "speedups.png"),
-        plots.roofline(rows, record.ceilings, run_dir / "roofline.png")) if chart]
+        plots.speedups(rows, run_dir / "speedups.png", context),
+        plots.roofline(rows, record.ceilings, run_dir / "roofline.png", context)) if chart]
     summary = run_dir / "summary.md"
     atomic.write_text(summary, summary_markdown(record, [c.name for c in charts]))
     return [summary, *charts]

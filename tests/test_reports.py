@@ -482,3 +482,33 @@ def test_bench_compare_finds_the_saved_runs_itself(tmp_path):
     _write_run(alone / "20261127-100000", [make_example("a", 1.0, 0.5)])
     short = runner.invoke(app, ["bench", "compare", "--runs-dir", str(alone)])
     assert short.exit_code == 2 and "1 saved run to compare with, 2 needed" in short.output
+
+
+def test_speedup_chart_grows_bars_from_1x_and_marks_what_is_not_a_failure(tmp_path, monkeypatch):
+    from matplotlib.patches import Rectangle
+
+    from core import plots
+    from core.report import chart_context
+
+    faster, slower = make_example("fast", 1.0, 0.5), make_example("slow", 1.0, 1.25)
+    negative = make_example("neg", 1.0, 1.1)
+    negative.negative_result = "slower here by design"
+    teaching, noisy = make_example("naive", 1.0, 0.1, teaching=True), make_example("few", 1.0, 0.8)
+    noisy.noisy = "only 3 samples"
+    assert [plots._kind(r) for r in (faster, slower, negative, teaching)] == [
+        "faster", "slower", "negative", "teaching"]
+    kept = []
+    monkeypatch.setattr(plots.plt, "close", kept.append)
+    plots.speedups([faster, slower, negative, teaching, noisy], tmp_path / "s.png", "H100 · commit abc")
+    ax = kept[0].axes[0]
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_height() < 1]
+    assert len(bars) == 5 and all(b.get_x() == 1.0 for b in bars)  # from 1x, left when slower
+    lo, hi = ax.get_xlim()
+    assert abs(lo * hi - 1) < 1e-9  # centred on 1x
+    assert "H100 · commit abc" in ax.get_title()
+    assert "ch07:few (noisy)" in [t.get_text() for t in ax.get_yticklabels()]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "declared negative result" in legend and "teaching" in legend
+    smoke = make_record([faster], tmp_path, options={"mode": "smoke"})
+    assert "smoke run: few samples, not gated" in chart_context(smoke)
+    assert "NVIDIA H100 80GB HBM3" in chart_context(smoke)
