@@ -623,3 +623,37 @@ def test_jobs_help_states_the_default_the_code_uses():
 
     words = " ".join(invoke("bench", "run", "--help").output.replace("│", " ").split())
     assert f"at most {MOST_JOBS}, so {default_jobs()} on this host" in words  # it said "4 on a GPU"
+
+
+def _help_on_a_terminal(columns: int, *words: str) -> str:
+    """`python -m cli.aisp WORDS --help` as a terminal of `columns` columns shows it."""
+    import os
+    import pty
+    import sys
+
+    from core.process import child_env
+
+    env = {**child_env(), "COLUMNS": str(columns), "TERM": "xterm"}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a process whose stdout is the pseudo-terminal
+        os.chdir(REPO_ROOT)
+        os.execvpe(sys.executable, [sys.executable, "-m", "cli.aisp", *words, "--help"], env)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    os.close(fd)
+    return out.decode(errors="replace")
+
+
+def test_help_on_an_80_column_terminal_is_whole():
+    narrow = _help_on_a_terminal(80, "bench", "run")
+    assert "--update-expectations" in narrow and "--ncu-clock-control" in narrow
+    assert "…" not in narrow and "<bool>" not in narrow  # 8 cut items and a <bool> before
+    assert "…" not in _help_on_a_terminal(160, "bench", "run")  # wide: rich panels, whole
