@@ -202,6 +202,7 @@ class ExampleResult:
     noisy: str = ""  # why the result is too noisy to trust (then it is never stored)
     cpu_bound: str = ""  # the host CPU work that sets the pair's time (Benchmark.cpu_bound)
     simulated: str = ""  # what the pair simulates instead of doing (Benchmark.simulated)
+    other_host: str = ""  # a host-paced result stored on another host: which, and this one
     verification: Verification | None = None
     timing: SideResult | None = None  # the optimized side
     baseline: SideResult | None = None  # the pair's baseline (shared by its variants)
@@ -239,7 +240,7 @@ class ExampleResult:
                                "chapter": self.chapter, "stem": self.stem, "teaching": self.teaching,
                                "negative_result": self.negative_result, "noisy": self.noisy,
                                "goal": self.goal, "cpu_bound": self.cpu_bound,
-                               "simulated": self.simulated,
+                               "simulated": self.simulated, "other_host": self.other_host,
                                "declarations": self.declarations.to_dict()}
         if self.verification is not None:
             out["verification"] = self.verification.to_dict()
@@ -262,7 +263,7 @@ class ExampleResult:
             teaching=bool(data.get("teaching", False)),
             negative_result=data.get("negative_result", ""), noisy=data.get("noisy", ""),
             goal=data.get("goal", "speed"), cpu_bound=data.get("cpu_bound", ""),
-            simulated=data.get("simulated", ""),
+            simulated=data.get("simulated", ""), other_host=data.get("other_host", ""),
             verification=Verification.from_dict(data["verification"]) if data.get("verification") else None,
             timing=SideResult.from_dict(data["timing"]) if data.get("timing") else None,
             baseline=baseline, speedup=data.get("speedup"),

@@ -326,10 +326,26 @@ def profile_pair(pair: Pair, examples: list[Example], pair_result: PairResult,
     return report
 
 
+def other_host(ex: ExampleResult, entry: dict[str, Any] | None,
+               fingerprint: dict[str, Any]) -> str:
+    """For a host-paced result (cpu_bound, or a side host-bound), the host its entry was stored
+    on when this run's differs (CPU model or usable cores); "" otherwise. Its speedup depends
+    on the host as much as on the GPU model the entry is keyed by."""
+    stored = (entry or {}).get("provenance") or {}
+    if not (ex.cpu_bound or ex.host_bound) or not stored.get("cpu"):
+        return ""
+    here = (fingerprint.get("cpu"), fingerprint.get("cpu_cores"))
+    there = (stored.get("cpu"), stored.get("cpu_cores", here[1]))
+    if here == there:
+        return ""
+    return (f"stored on {there[0]} ({there[1]} cores), this run on {here[0]} ({here[1]} cores)")
+
+
 def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
-             stored: dict[str, dict[str, Any]]) -> None:
+             stored: dict[str, dict[str, Any]], fingerprint: dict[str, Any] | None = None) -> None:
     """Add rates, % of ceiling and the expectation verdict to each measured example: its
-    goal's gate (core.goals), then the rules it is stored under (core.declarations)."""
+    goal's gate (core.goals), then the rules it is stored under (core.declarations), and
+    whether a host-paced result's entry came from another host."""
     if result.baseline is not None:
         result.baseline.rates = rates(result.baseline.workload, result.baseline.median_ms, ceilings)
     for ex in result.examples:
@@ -341,6 +357,7 @@ def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
         ex.timing.rates = rates(ex.timing.workload, ex.timing.median_ms, ceilings)
         entry = stored.get(ex.name)
         ex.expectation = goals.goal_of(ex.goal).gate(ex, entry, result)
+        ex.other_host = other_host(ex, entry, fingerprint or {})
         changed = rules_changed(ex, entry)
         if changed:
             ex.expectation = changed
@@ -467,7 +484,7 @@ def _run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
             pair_result = run_pair(pair, examples, options, run_dir, floors, env=env,
                                    shared_gpu=env is not None)
             measure_outside(pair, pair_result, options, run_dir, floors, listener)
-        annotate(pair_result, pair, ceilings, stored_for(pair, pair_result))
+        annotate(pair_result, pair, ceilings, stored_for(pair, pair_result), fingerprint)
         if options.mode == "smoke":
             for ex in pair_result.examples:
                 ex.expectation = SMOKE_GATE if ex.measured else ex.expectation

@@ -512,3 +512,22 @@ def test_speedup_chart_grows_bars_from_1x_and_marks_what_is_not_a_failure(tmp_pa
     smoke = make_record([faster], tmp_path, options={"mode": "smoke"})
     assert "smoke run: few samples, not gated" in chart_context(smoke)
     assert "NVIDIA H100 80GB HBM3" in chart_context(smoke)
+
+
+def test_a_host_paced_result_stored_on_another_host_says_so():
+    from core.report import notes
+    from core.runner import other_host
+
+    ex = make_example("feeder", 1.0, 0.5)
+    ex.cpu_bound = "the host collates every batch"
+    entry = {"speedup": 2.0, "provenance": {"cpu": "AMD EPYC 9454", "cpu_cores": 16}}
+    here = {"cpu": "Intel Xeon 8480", "cpu_cores": 16}
+    ex.other_host = other_host(ex, entry, here)
+    assert ex.other_host == "stored on AMD EPYC 9454 (16 cores), this run on Intel Xeon 8480 (16 cores)"
+    assert any(line.startswith("OTHER HOST ch07:feeder: its expectation was stored on AMD EPYC 9454")
+               for line in notes([ex]))
+    assert other_host(ex, entry, {"cpu": "AMD EPYC 9454", "cpu_cores": 16}) == ""  # same host
+    gpu_paced = make_example("gemm", 1.0, 0.5)  # neither cpu_bound nor host-bound: no note
+    assert other_host(gpu_paced, entry, here) == ""
+    assert other_host(ex, {"speedup": 2.0}, here) == ""  # stored before hosts were recorded
+    assert ExampleResult.from_dict(ex.to_dict()).other_host == ex.other_host
