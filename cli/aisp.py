@@ -502,8 +502,8 @@ def front_page(check: bool = typer.Option(False, "--check", help=(
     readme = chapters_root() / "README.md"
     try:
         if check:
-            text = readme.read_text()
-            current = page.place(text, page.table(page.rows(chapters_root()))) == text
+            text, updated = page.rebuilt(readme, chapters_root())
+            current = updated == text
             typer.echo(f"{readme}: {'up to date' if current else 'out of date: run bench front-page'}")
             raise typer.Exit(0 if current else 1)
         changed = page.write(readme, chapters_root())

@@ -74,3 +74,18 @@ def update(path: Path, hardware_key: str, entries: dict[str, dict[str, Any]]) ->
         examples[name] = entry
     document = {"schema": SCHEMA, "hardware_key": hardware_key, "examples": examples}
     atomic.write_text(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+
+def other_host(ex: Any, entry: dict[str, Any] | None,
+               fingerprint: dict[str, Any]) -> str:
+    """For a host-paced result (cpu_bound, or a side host-bound), the host its entry was stored
+    on when this run's differs (CPU model or usable cores); "" otherwise. Its speedup depends
+    on the host as much as on the GPU model the entry is keyed by."""
+    stored = (entry or {}).get("provenance") or {}
+    if not (ex.cpu_bound or ex.host_bound) or not stored.get("cpu"):
+        return ""
+    here = (fingerprint.get("cpu"), fingerprint.get("cpu_cores"))
+    there = (stored.get("cpu"), stored.get("cpu_cores", here[1]))
+    if here == there:
+        return ""
+    return (f"stored on {there[0]} ({there[1]} cores), this run on {here[0]} ({here[1]} cores)")

@@ -20,8 +20,9 @@ call runs, which can be after the host has queued later calls: a host-side copy 
 would overwrite what call i has yet to read. Their fresh values are therefore staged on the
 GPU when drawn and copied back into the pinned tensor on the stream, in order with the calls.
 
-Memory: the sets of one batch live together until its round is checked, so a batch holds at
-most as many calls as sets fit in FRESH_BUDGET_BYTES (at least one).
+Memory: the sets of one batch live together while it runs, so a batch holds at most as many
+calls as sets fit in FRESH_BUDGET_BYTES (at least one); after it only the kept call's set stays
+until the round is checked (settle).
 """
 from __future__ import annotations
 

@@ -18,12 +18,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core import atomic
+from core import atomic, goals
 
 BEGIN, END = "<!-- aisp:front-page -->", "<!-- aisp:end -->"
 KEY_ORDER = ("h100", "h200", "2x_h100", "2x_h200", "4x_h100", "4x_h200", "8x_h100", "8x_h200")
-WORDS = {"speedup": "", "memory_ratio": " less memory", "compile_ratio": " faster compile",
-         "goodput_ratio": " goodput", "simulated_cost_ratio": " lower cost (simulated)"}
 
 
 @dataclass
@@ -54,11 +52,12 @@ def first_sentence(path: Path, limit: int = 90) -> str:
 
 
 def cell(entry: dict) -> str:
-    """`3.13x · 92% of copy`, with the goal's ratio for other goals and the declarations."""
-    ratio_field = next((f for f in WORDS if f != "speedup" and f in entry), "speedup")
-    text = f"{entry[ratio_field]:.2f}x{WORDS[ratio_field]}"
+    """`3.13x · 92% of copy`: the ratio the entry's goal gates (core.goals: `2.79x less
+    memory`), the optimized side's share of its ceiling for a speed result, the declarations."""
+    goal = goals.goal_of(entry.get("goal", goals.DEFAULT))
+    text = f"{entry[goal.field]:.2f}x" + (f" {goal.gain}" if goal.gain else "")
     rates = entry.get("optimized_rates") or {}
-    if ratio_field == "speedup" and rates.get("pct_of_ceiling") is not None:
+    if goal.gates_time and rates.get("pct_of_ceiling") is not None:
         ceiling = str(rates.get("ceiling", "")).replace("_gbps", "").replace("_tflops", "")
         text += f" · {rates['pct_of_ceiling']:.0f}% of {ceiling}"
     declared = entry.get("declarations") or {}
@@ -108,10 +107,15 @@ def place(text: str, block: str) -> str:
     return text[:start] + f"{BEGIN}\n{block}\n" + text[end:]
 
 
+def rebuilt(readme: Path, root: Path) -> tuple[str, str]:
+    """`readme`'s text as it is, and with its table rebuilt from the expectations under `root`."""
+    text = readme.read_text()
+    return text, place(text, table(rows(root)))
+
+
 def write(readme: Path, root: Path) -> bool:
     """Rewrite the table in `readme` from the expectations under `root`; True if it changed."""
-    text = readme.read_text()
-    updated = place(text, table(rows(root)))
+    text, updated = rebuilt(readme, root)
     if updated != text:
         atomic.write_text(readme, updated)
     return updated != text

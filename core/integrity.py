@@ -36,9 +36,9 @@ def escaped_work(batches: Iterable[Any], gap_ms: float, device: str) -> str | No
     batches = list(batches)
     if not device.startswith("cuda") or not batches:
         return None
-    calls = sum(len(b.samples_ms) for b in batches)
-    # each harness step between samples costs about one more loop gap
-    steps = calls + sum(len(b.samples_ms) if b.harness_ms else 0 for b in batches) + len(batches)
+    # one loop gap per sample and per batch; the harness's own steps between samples are
+    # timed on the host (harness_host_ms, below), not estimated from the gap
+    steps = sum(len(b.samples_ms) for b in batches) + len(batches)
     wall = sum(b.wall_ms for b in batches)
     accounted = sum(sum(b.samples_ms) + b.harness_ms for b in batches)
     # the harness's own host time between samples (a refill of the inputs before every call,
@@ -48,7 +48,7 @@ def escaped_work(batches: Iterable[Any], gap_ms: float, device: str) -> str | No
     # suite (~30 sides a round), which the per-step allowance alone then flagged. Work a pair
     # moves off the timed stream still shows: its output is kept right after its call returns
     # and read on the timed stream (core.timing.Keep), before the side stream has written it.
-    harness_idle = sum(getattr(b, "harness_host_ms", 0.0) for b in batches)
+    harness_idle = sum(b.harness_host_ms for b in batches)
     allowed = (ESCAPE_SLACK_MS * len(batches) + steps * (GAP_FACTOR * gap_ms + GAP_FLOOR_MS)
                + ESCAPE_FRACTION * wall + harness_idle)
     unaccounted = wall - accounted

@@ -326,21 +326,6 @@ def profile_pair(pair: Pair, examples: list[Example], pair_result: PairResult,
     return report
 
 
-def other_host(ex: ExampleResult, entry: dict[str, Any] | None,
-               fingerprint: dict[str, Any]) -> str:
-    """For a host-paced result (cpu_bound, or a side host-bound), the host its entry was stored
-    on when this run's differs (CPU model or usable cores); "" otherwise. Its speedup depends
-    on the host as much as on the GPU model the entry is keyed by."""
-    stored = (entry or {}).get("provenance") or {}
-    if not (ex.cpu_bound or ex.host_bound) or not stored.get("cpu"):
-        return ""
-    here = (fingerprint.get("cpu"), fingerprint.get("cpu_cores"))
-    there = (stored.get("cpu"), stored.get("cpu_cores", here[1]))
-    if here == there:
-        return ""
-    return (f"stored on {there[0]} ({there[1]} cores), this run on {here[0]} ({here[1]} cores)")
-
-
 def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
              stored: dict[str, dict[str, Any]], fingerprint: dict[str, Any] | None = None) -> None:
     """Add rates, % of ceiling and the expectation verdict to each measured example: its
@@ -357,7 +342,7 @@ def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
         ex.timing.rates = rates(ex.timing.workload, ex.timing.median_ms, ceilings)
         entry = stored.get(ex.name)
         ex.expectation = goals.goal_of(ex.goal).gate(ex, entry, result)
-        ex.other_host = other_host(ex, entry, fingerprint or {})
+        ex.other_host = expect.other_host(ex, entry, fingerprint or {})
         changed = rules_changed(ex, entry)
         if changed:
             ex.expectation = changed

@@ -516,7 +516,7 @@ def test_speedup_chart_grows_bars_from_1x_and_marks_what_is_not_a_failure(tmp_pa
 
 def test_a_host_paced_result_stored_on_another_host_says_so():
     from core.report import notes
-    from core.runner import other_host
+    from core.expectations import other_host
 
     ex = make_example("feeder", 1.0, 0.5)
     ex.cpu_bound = "the host collates every batch"

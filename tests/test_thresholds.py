@@ -154,11 +154,13 @@ def test_escape_gap_allowance_per_sample():
     steps = 101  # one per sample, plus one per batch
     assert escaped_work([_batch(samples, steps * 4 * gap)], gap, "cuda")
     assert escaped_work([_batch(samples, steps * 2 * gap)], gap, "cuda") is None
-    # the harness's own steps between samples (a flush) count as steps too: 201 of them
-    flushed = Batch(list(samples), wall_ms=0.1 + 201 * 2 * gap + 5.0, harness_ms=5.0)
+    # the harness's own steps between samples (a flush) are timed on the host: their host
+    # time is allowed on top of the 101 steps' gaps, and nothing more
+    flushed = Batch(list(samples), wall_ms=0.1 + 101 * 2 * gap + 100 * 2 * gap + 5.0, harness_ms=5.0,
+                    harness_host_ms=100 * 2 * gap + 5.0)
     assert escaped_work([flushed], gap, "cuda") is None
-    flushed = Batch(list(samples), wall_ms=0.1 + 201 * 4 * gap + 5.0, harness_ms=5.0)
-    assert escaped_work([flushed], gap, "cuda")
+    untimed = Batch(list(samples), wall_ms=flushed.wall_ms, harness_ms=5.0)
+    assert escaped_work([untimed], gap, "cuda")
 
 
 def test_escape_check_is_for_cuda_devices_only():

@@ -22,6 +22,7 @@ class Goodput(Goal):
     pair_owned = ("trace",)
     what = "goodput "
     noun = "goodput"
+    gain = "goodput"
 
     def check_contract(self, bench: Benchmark, origin: str) -> None:
         if getattr(bench, "simulated", ""):
