@@ -44,7 +44,7 @@ from core.benchmark import (BenchContext, Benchmark, PairError, Requirements, Si
                             option)
 from core.declarations import Declarations
 from core.decided import decided
-from core.integrity import Guard, escaped_work, mutation_problem
+from core.integrity import Guard, escaped_work, left_running, mutation_problem
 from core.pairfile import load_benchmark, none_can_run, relative, unmet_requirement
 from core.sourcecheck import check_pair_files, describe
 from core.ranks import Ranks
@@ -405,19 +405,22 @@ class PairSession(Checks):
                 raise PairError(why) from exc
             raise timing.GraphCaptureError(why) from exc
 
-    def escaped(self, batches: list[timing.Batch]) -> str | None:
-        """core.integrity.escaped_work, unless other pairs share the GPU (PairSpec.shared_gpu)."""
+    def escaped(self, batches: list[timing.Batch], name: str = "") -> str | None:
+        """core.integrity.escaped_work and left_running, unless other pairs share the GPU."""
         self.integrity.escape_check = not self.spec.shared_gpu
-        if self.spec.shared_gpu:
-            return None
-        return escaped_work(batches, self.integrity.launch_gap_ms, self.device)
+        left = left_running(self.probes.get(name)) if name else None
+        return None if self.spec.shared_gpu else (escaped_work(
+            batches, self.integrity.launch_gap_ms, self.device) or left)
 
     def collect(self, measurement: timing.Measurement) -> None:
-        escaped = self.escaped(measurement.batches["baseline"])
+        self.probes = {}  # each side's calls one at a time (host-bound and left-running checks)
+        for name in ("baseline", *self.sides) if self.device.startswith("cuda") else ():
+            self.probes[name] = timing.host_probe(lambda b=self.bench(name), x=self.timed_inputs: b.run(x))
+        escaped = self.escaped(measurement.batches["baseline"], "baseline")
         if escaped:
             raise PairError(f"{self.file}: {escaped}")
         for name in list(self.sides):
-            escaped = self.escaped(measurement.batches[name])
+            escaped = self.escaped(measurement.batches[name], name)
             if escaped:
                 self.fail(name, f"{self.examples[name].file}: {escaped}")
         self.agree()
@@ -451,14 +454,11 @@ class PairSession(Checks):
         batches = [BatchCheck(sum(b.samples_ms), b.harness_ms, b.wall_ms, len(b.samples_ms),
                               b.harness_host_ms)
                    for b in measurement.batches[name]]
-        host_ms = None
-        if self.device.startswith("cuda"):
-            bench, inputs = self.bench(name), self.timed_inputs
-            host_ms, _ = timing.host_probe(lambda: bench.run(inputs))
+        probe = self.probes.get(name)
         return SideResult(summarize(measurement.samples_ms[name]), self.bench(name).workload(),
-                          batches=batches, host_ms=host_ms, graph_calls=self.graph_calls.get(name, 0),
+                          batches=batches, host_ms=probe and probe.host_ms, graph_calls=self.graph_calls.get(name, 0),
                           rank_medians_ms=self.rank_medians.get(name, []),
-                          setup_s=self.setup_s.get(name))
+                          setup_s=self.setup_s.get(name), left_ms=probe and probe.left_ms)
 
     # --- the whole pair ----------------------------------------------------------------
     def run(self) -> PairResult:

@@ -2,7 +2,8 @@
 doing its work, and the messages that name them.
 
 - `escaped_work`: GPU work the samples do not account for (left on a stream the timing
-  events never see);
+  events never see); `left_running`: the same seen in one call, the device still busy
+  after the call's events completed;
 - `Guard`: the timing, verification and result-writing functions a pair could replace;
 - `alias_problem` / `mutation_problem`: run() returning or changing its inputs.
 
@@ -45,9 +46,9 @@ def escaped_work(batches: Iterable[Any], gap_ms: float, device: str) -> str | No
     # ~20-50 µs on an H100): when the host is the slower one, the GPU waits up to that long for
     # the next sample. Measured on an H100 with 46 µs calls: 6-9% of a batch's wall time in no
     # sample without refills, 5-20% with them, and up to 31% for honest sides of the planted
-    # suite (~30 sides a round), which the per-step allowance alone then flagged. Work a pair
-    # moves off the timed stream still shows: its output is kept right after its call returns
-    # and read on the timed stream (core.timing.Keep), before the side stream has written it.
+    # suite (~30 sides a round), which the per-step allowance alone then flagged. That much
+    # allowance let the planted side-stream cheat through on an H100 (its launches back-pressured
+    # the host into its samples, and its kept output read right): left_running catches it.
     harness_idle = sum(b.harness_host_ms for b in batches)
     allowed = (ESCAPE_SLACK_MS * len(batches) + steps * (GAP_FACTOR * gap_ms + GAP_FLOOR_MS)
                + ESCAPE_FRACTION * wall + harness_idle)
@@ -58,6 +59,23 @@ def escaped_work(batches: Iterable[Any], gap_ms: float, device: str) -> str | No
                 f"allowed {allowed:.2f} ms for the host loop); run() must enqueue its work on "
                 f"torch.cuda.current_stream() or make it wait for the other streams it used")
     return None
+
+
+# A synchronize on an idle device returns in ~10 µs; the planted side-stream cheats leave most
+# of each call running after its end event.
+LEFT_FLOOR_MS = 0.05  # the device still busy this long after a call's end event...
+LEFT_FRACTION = 0.1  # ...and for this share of the call
+
+
+def left_running(probe: Any) -> str | None:
+    """Flag a side whose device was still busy after its call's end event had completed, on
+    every probed call (core.timing.Probe: the least of several)."""
+    if probe is None or probe.left_ms <= max(LEFT_FLOOR_MS, LEFT_FRACTION * (probe.gpu_ms + probe.left_ms)):
+        return None
+    return (f"work escaped the timed stream: the GPU was still busy {probe.left_ms:.3f} ms after a "
+            f"call's work on the timed stream had finished ({probe.gpu_ms:.3f} ms); run() must "
+            f"enqueue its work on torch.cuda.current_stream() or make it wait for the other "
+            f"streams it used")
 
 
 def alias_problem(aliases: list[str]) -> str | None:

@@ -252,12 +252,24 @@ def launch_gap_ms(device: str, calls: int = 200) -> float:
     return max(0.0, (batch.wall_ms - sum(batch.samples_ms)) / calls)
 
 
-def host_probe(fn: Fn, calls: int = 5) -> tuple[float, float]:
-    """Median host time to enqueue one call (queue empty at its start) and its GPU time, ms.
+@dataclass
+class Probe:
+    """One side's calls timed one at a time from an empty queue (medians of a few, ms)."""
+
+    host_ms: float  # host time to enqueue one call
+    gpu_ms: float  # the span of the call's events on the timed stream
+    left_ms: float  # the device still busy after those events completed (the least seen):
+    # work the call left on another stream, which no sample of it would hold
+
+
+def host_probe(fn: Fn, calls: int = 5) -> Probe:
+    """Time `calls` calls one by one, the queue empty at each start.
 
     A side whose host time reaches its GPU time is host-bound: its samples measure the
-    host's launches (the GPU waits for them), not the GPU (README, 'Expectations')."""
-    host, gpu = [], []
+    host's launches (the GPU waits for them), not the GPU (README, 'Expectations'). A side
+    whose device is still busy once its call's end event has completed left work on a stream
+    the timing events never see (core.integrity.left_running)."""
+    host, gpu, left = [], [], []
     for _ in range(calls):
         start, end = _Event(enable_timing=True), _Event(enable_timing=True)
         _synchronize()
@@ -266,9 +278,12 @@ def host_probe(fn: Fn, calls: int = 5) -> tuple[float, float]:
         fn()
         _record(end)
         host.append((_perf_counter() - t0) * 1e3)
+        end.synchronize()
+        t1 = _perf_counter()
         _synchronize()
+        left.append((_perf_counter() - t1) * 1e3)
         gpu.append(_elapsed(start, end))
-    return sorted(host)[len(host) // 2], sorted(gpu)[len(gpu) // 2]
+    return Probe(sorted(host)[len(host) // 2], sorted(gpu)[len(gpu) // 2], min(left))
 
 
 GRAPH_SAMPLE_MS = 0.5  # GPU time of one replay: the graph launch's few µs are ~1% of it

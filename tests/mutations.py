@@ -124,6 +124,12 @@ MUTATIONS = [
              "harness_idle = sum(b.harness_host_ms for b in batches)", "harness_idle = 0.0",
              (T + "test_escape_gap_allowance_per_sample",
               "tests/test_integrity.py::test_the_gpu_waiting_for_the_harness_host_work_is_not_escaped_work")),
+    Mutation("left-running-fraction-0.5", "core/integrity.py",
+             "LEFT_FRACTION = 0.1", "LEFT_FRACTION = 0.5",
+             ("tests/test_integrity.py::test_a_call_that_leaves_the_gpu_busy_after_its_end_event_escaped",)),
+    Mutation("left-running-floor-0.2", "core/integrity.py",
+             "LEFT_FLOOR_MS = 0.05", "LEFT_FLOOR_MS = 0.2",
+             ("tests/test_integrity.py::test_a_call_that_leaves_the_gpu_busy_after_its_end_event_escaped",)),
     # --- core/gate.py: NOISY ---------------------------------------------------------------
     Mutation("noisy-min-to-max", "core/gate.py",
              "if min(samples) < MIN_SAMPLES:", "if max(samples) < MIN_SAMPLES:", NOISY_TESTS),

@@ -21,6 +21,10 @@ def test_planted_suite_on_the_gpu(fake_root, tmp_path):
                  "graph", "graph_capture_answer", "graph_host_sync", "memory_chunked",
                  "memory_setup_workspace"):
         assert name in ran, f"{name} did not run on the GPU: {rows[name].reason}"
+    # where one stream cheat's side stream shares the caller's hardware queue it is timed in
+    # full (TIMED_IN_FULL_OK); their streams are consecutive, so the other one is caught
+    assert any(rows[n].status == "failed" for n in ("stream_escape", "stream_backpressure")), \
+        "neither stream cheat was caught"
     honest = rows["launch_bound"]
     assert 0.5 < honest.speedup < 3, honest.speedup
     graph = rows["graph"]  # replayed K calls per sample: GPU time, below the eager host time

@@ -17,7 +17,8 @@ from core import REPO_ROOT
 from core.discovery import select
 from core.expectations import ExpectationsError
 from core.inputs import aliased, changed, clone, refill
-from core.integrity import Guard, alias_problem, escaped_work, mutation_problem
+from core.integrity import Guard, alias_problem, escaped_work, left_running, mutation_problem
+from core.timing import Probe
 from core.record import PairResult
 from core.report import throttle_notes
 from core.runner import RunOptions, load_finished, pair_timeout, run_suite
@@ -73,6 +74,21 @@ def test_the_gpu_waiting_for_the_harness_host_work_is_not_escaped_work():
     # work hidden on a side stream is not excused by it: 20 ms unaccounted, 5.5 ms excused
     hidden = Batch([0.040] * 100, wall_ms=100 * 0.045 + 20.0, harness_ms=0.5, harness_host_ms=6.0)
     assert escaped_work([hidden], GAP, "cuda")
+
+
+def test_a_call_that_leaves_the_gpu_busy_after_its_end_event_escaped():
+    # the planted side-stream cheat on an H100: its launches (0.24 ms) are all the timed stream
+    # sees; its kernels run 0.4 ms on after the end event completed
+    message = left_running(Probe(host_ms=0.24, gpu_ms=0.24, left_ms=0.42))
+    assert message and "still busy 0.420 ms" in message
+    assert left_running(Probe(host_ms=0.05, gpu_ms=1.0, left_ms=0.012)) is None  # a sync's latency
+    # a large call may leave up to a tenth of itself running (a sync's latency, jitter)...
+    assert left_running(Probe(host_ms=0.1, gpu_ms=10.0, left_ms=0.9)) is None
+    assert left_running(Probe(host_ms=0.1, gpu_ms=10.0, left_ms=1.3))  # ...not more
+    # ...and a small one 50 µs
+    assert left_running(Probe(host_ms=0.01, gpu_ms=0.02, left_ms=0.04)) is None
+    assert left_running(Probe(host_ms=0.01, gpu_ms=0.02, left_ms=0.06))
+    assert left_running(None) is None  # the CPU: no probe
 
 
 def test_escape_rule_does_not_apply_on_cpu():

@@ -104,6 +104,8 @@ def check_verdicts(chapter: Path, rows: dict) -> list[str]:
         elif want.startswith("gate: "):
             assert row.status == "ok", f"{name}: {row.reason}"
             assert gate == want[len("gate: "):], f"{name}: {gate}: {row.expectation.message}"
+        elif row.status == "ok" and constant(file, "TIMED_IN_FULL_OK"):
+            assert row.speedup <= 1.1, f"{name} (cheat) passed with {row.speedup}"  # gained nothing
         else:
             assert row.status == "failed", f"{name} (cheat) passed with {row.speedup}"
             assert any(phrase in row.reason for phrase in want.split("|")), f"{name}: {row.reason}"

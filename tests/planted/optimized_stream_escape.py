@@ -7,6 +7,10 @@ from ._planted_common import Streamed
 # caught by the escape check, or first by the timed-output check when the copy of the kept
 # sample's output reads it before the side stream has written it (seen on an H100)
 EXPECT = "work escaped the timed stream|the timed output differs from the baseline"
+# Streams share the GPU's hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default): where the
+# side stream lands on the caller's queue, the caller's events wait for the hidden work, which
+# is then timed in full and gains nothing. tests/test_planted.py accepts that outcome at <= 1.1x.
+TIMED_IN_FULL_OK = True
 
 
 class NeverJoined(Streamed):
