@@ -92,7 +92,7 @@ class SideResult:
     workload: Workload
     rates: Rates | None = None
     batches: list[BatchCheck] = field(default_factory=list)
-    host_ms: float | None = None  # host time to enqueue one call (core.timing.host_probe)
+    host_ms: float | None = None  # least host time to enqueue one call (core.timing.host_probe)
     graph_calls: int = 0  # timed by CUDA-graph replay: run() calls per replayed graph (0: eager)
     rank_medians_ms: list[float] = field(default_factory=list)  # per rank, for multi-GPU pairs
     gpu_busy_pct: float | None = None  # kernels running, % of the time (report_gpu_busy pairs)
