@@ -589,8 +589,8 @@ def hw_peak(refresh: bool = typer.Option(False, help="Measure again even if cach
     if cached:
         peaks, source = cached["ceilings"], f"cached {cached['measured']}"
     else:
-        typer.echo("measuring (about 17 s: each ceiling is sustained for 1 s, each host-link "
-                   "copy for 0.25 s) ...", err=True)
+        typer.echo("measuring (about 17 s: each ceiling runs 1 s and keeps its best 25 ms "
+                   "window, each host-link copy 0.25 s) ...", err=True)
         peaks = measure_ceilings(full=True)
         source = f"measured now, cached in {store_peaks(info, peaks)}"
     if as_json:

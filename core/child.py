@@ -44,6 +44,7 @@ from core.benchmark import (BenchContext, Benchmark, PairError, Requirements, Si
                             option)
 from core.declarations import Declarations
 from core.decided import decided
+from core.hardware import SmClock
 from core.integrity import Guard, escaped_work, left_running, mutation_problem
 from core.pairfile import load_benchmark, none_can_run, relative, unmet_requirement
 from core.sourcecheck import check_pair_files, describe
@@ -272,6 +273,7 @@ class PairSession(Checks):
         captured: dict[str, Any] = {}
         impure: dict[str, str] = {}  # side -> why a timed output was not plain
         self.captured_at: dict[str, int] = {}
+        self.sm_clock = SmClock(device)
         # one untimed call per side, in the sides' order (not the set's: ranks hash strings
         # differently, and every rank must call the sides' collectives in the same order)
         buffers = {n: self.answer(benches[n].run(inputs)) for n in names}
@@ -324,6 +326,7 @@ class PairSession(Checks):
             values (a side that breaks either rule is out before the next side is timed)."""
             started = time.perf_counter()
             self.captured_at[name] = batch.captured_at or 0
+            self.sm_clock.sample(name)
             problem = impure.get(name) or self.escaped([batch])
             if not problem and not option(benches[name], "inplace", False):
                 mutated = changed(fresh[name].last, inputs)
@@ -424,7 +427,9 @@ class PairSession(Checks):
             if escaped:
                 self.fail(name, f"{self.examples[name].file}: {escaped}")
         self.agree()
-        self.across_ranks(measurement)
+        samples = {n: measurement.samples_ms[n] for n in ["baseline", *self.sides]}
+        self.rank_medians = self.ranks.slowest(samples)  # the slowest rank's samples, in place
+        measurement.samples_ms.update(samples)
         base = measurement.samples_ms["baseline"]
         self.result.baseline = self.side_result("baseline", measurement)
         for name in list(self.sides):
@@ -437,19 +442,6 @@ class PairSession(Checks):
                       [len(b.samples_ms) for b in measurement.batches[name]])
             ex.speedup_ci = speedup_interval(base, samples, rounds=rounds)
 
-    def across_ranks(self, measurement: timing.Measurement) -> None:
-        """Each sample becomes the slowest rank's (ranks time the same calls, in step); each
-        rank's median is kept. One rank: nothing changes."""
-        self.rank_medians = {}
-        if not self.ranks.distributed:
-            return
-        names = ["baseline", *self.sides]
-        every = self.ranks.all({n: measurement.samples_ms[n] for n in names})
-        for name in names:
-            per_rank = [samples[name] for samples in every]
-            measurement.samples_ms[name] = [max(values) for values in zip(*per_rank)]
-            self.rank_medians[name] = [summarize(samples).median for samples in per_rank]
-
     def side_result(self, name: str, measurement: timing.Measurement) -> SideResult:
         batches = [BatchCheck(sum(b.samples_ms), b.harness_ms, b.wall_ms, len(b.samples_ms),
                               b.harness_host_ms)
@@ -458,7 +450,8 @@ class PairSession(Checks):
         return SideResult(summarize(measurement.samples_ms[name]), self.bench(name).workload(),
                           batches=batches, host_ms=probe and probe.host_ms, graph_calls=self.graph_calls.get(name, 0),
                           rank_medians_ms=self.rank_medians.get(name, []),
-                          setup_s=self.setup_s.get(name), left_ms=probe and probe.left_ms)
+                          setup_s=self.setup_s.get(name), left_ms=probe and probe.left_ms,
+                          sm_clock_mhz=self.sm_clock.median(name))
 
     # --- the whole pair ----------------------------------------------------------------
     def run(self) -> PairResult:

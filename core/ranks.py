@@ -67,6 +67,20 @@ class Ranks:
         dist.broadcast_object_list(box, src=0, group=self.control)
         return box[0]
 
+    def slowest(self, samples_ms: dict[str, list[float]]) -> dict[str, list[float]]:
+        """Each side's samples become the slowest rank's (ranks time the same calls, in step),
+        in place; returns each side's median on every rank. One rank: nothing changes."""
+        if not self.distributed:
+            return {}
+        from core.stats import summarize
+
+        every, medians = self.all(samples_ms), {}
+        for name in samples_ms:
+            per_rank = [samples[name] for samples in every]
+            samples_ms[name] = [max(values) for values in zip(*per_rank)]
+            medians[name] = [summarize(samples).median for samples in per_rank]
+        return medians
+
     def all(self, value: Any) -> list[Any]:
         """Every rank's `value`, in rank order, on every rank."""
         if not self.distributed:

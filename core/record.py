@@ -98,6 +98,7 @@ class SideResult:
     gpu_busy_pct: float | None = None  # kernels running, % of the time (report_gpu_busy pairs)
     setup_s: float | None = None  # its first setup() in the pair's own run (caches as found)
     left_ms: float | None = None  # the device still busy after a call's timed events (host_probe)
+    sm_clock_mhz: float | None = None  # the SM clock after its batches, median (NVML)
     # What a goal other than speed measured of this side (core.goals), each kept in the JSON
     # under its field's name; `item` is the type a stored value is read back into.
     memory: Footprint | None = field(default=None, metadata={"item": Footprint})  # peak memory
@@ -121,7 +122,7 @@ class SideResult:
         out: dict[str, Any] = {"stats": self.stats.to_dict(), "workload": workload_to_dict(self.workload),
                                "batches": [asdict(b) for b in self.batches], "host_ms": self.host_ms,
                                "graph_calls": self.graph_calls, "rank_medians_ms": self.rank_medians_ms}
-        for name in ("gpu_busy_pct", "setup_s", "left_ms"):
+        for name in ("gpu_busy_pct", "setup_s", "left_ms", "sm_clock_mhz"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
         for f in _goal_fields():
@@ -144,7 +145,8 @@ class SideResult:
                    Rates.from_dict(data["rates"]) if data.get("rates") else None,
                    [BatchCheck(**b) for b in data.get("batches", [])], data.get("host_ms"),
                    data.get("graph_calls", 0), data.get("rank_medians_ms", []),
-                   data.get("gpu_busy_pct"), data.get("setup_s"), data.get("left_ms"), **goal_data)
+                   data.get("gpu_busy_pct"), data.get("setup_s"), data.get("left_ms"),
+                   data.get("sm_clock_mhz"), **goal_data)
 
 
 def _goal_fields() -> list[Any]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -176,3 +177,33 @@ def test_written_files_get_the_usual_mode_not_a_private_one(tmp_path):
     kept.chmod(0o640)
     atomic.write_text(kept, "new")  # a file it replaces keeps its mode
     assert stat.S_IMODE(kept.stat().st_mode) == 0o640 and kept.read_text() == "new"
+
+
+def stored_rates_above_ceiling(root: Path) -> list[str]:
+    """Every committed rate above 100% of the ceiling it was measured against: a memory-bound
+    side above the copy ceiling reads from L2 or counts bytes it does not move, a GEMM above
+    the matmul ceiling counts FLOPs it does not do or was compared with a throttled ceiling."""
+    found = []
+    for file in sorted(root.glob("ch*/expectations_*.json")):
+        for key, entry in json.loads(file.read_text()).get("examples", {}).items():
+            for side in ("baseline_rates", "optimized_rates"):
+                pct = (entry.get(side) or {}).get("pct_of_ceiling")
+                if pct is not None and pct > 100:
+                    found.append(f"{file.relative_to(root)} {key} {side}: {pct:.1f}% of "
+                                 f"{entry[side].get('ceiling')}")
+    return found
+
+
+def test_no_committed_rate_is_above_its_ceiling():
+    assert stored_rates_above_ceiling(Path(__file__).resolve().parents[1]) == []
+
+
+def test_the_ceiling_check_reads_the_stored_rates(tmp_path):
+    (tmp_path / "ch90").mkdir()
+    entry = {"optimized_rates": {"ceiling": "copy_gbps", "pct_of_ceiling": 119.5}}
+    (tmp_path / "ch90" / "expectations_h100.json").write_text(json.dumps({"examples": {"add": entry}}))
+    assert stored_rates_above_ceiling(tmp_path) == [
+        "ch90/expectations_h100.json add optimized_rates: 119.5% of copy_gbps"]
+    entry["optimized_rates"]["pct_of_ceiling"] = 99.0
+    (tmp_path / "ch90" / "expectations_h100.json").write_text(json.dumps({"examples": {"add": entry}}))
+    assert stored_rates_above_ceiling(tmp_path) == []
