@@ -1,4 +1,4 @@
-"""One GPU thread adds all 1M pairs in a loop (<<<1, 1>>>): the book's first, naive kernel."""
+"""One GPU thread adds all 8M pairs in a loop (<<<1, 1>>>): the book's first, naive kernel."""
 import torch
 
 from ch06._add_common import N, AddBench

@@ -1,4 +1,4 @@
-"""One thread per element: ~4000 blocks of 256 threads spread the same loop over the GPU."""
+"""One thread per element: 32768 blocks of 256 threads spread the same loop over the GPU."""
 import torch
 
 from ch06._add_common import N, AddBench
