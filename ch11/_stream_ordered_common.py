@@ -4,8 +4,10 @@ A call reduces 16 slices of 1024 × 4096 fp32 (16 MiB each, 256 MiB in all) to t
 squares of every row, the statistic an RMS norm needs. Each task squares its slice into a
 scratch buffer and reduces the rows from there: a stand-in for any library call that needs a
 temporary workspace (cuBLAS, cuFFT, a sort) the size of its input. Task t runs on stream
-t % 4, so independent tasks may overlap. Both sides run the same two kernels from
-stream_ordered.cu on the same streams; they differ in where each task's scratch comes from.
+t % 4, so independent tasks may overlap. Every side runs the same two kernels from
+stream_ordered.cu on the same streams; they differ in where each task's scratch comes from:
+cudaMalloc/cudaFree per task (baseline, teaching), a stream-ordered pool per task (optimized)
+or one buffer per stream allocated once in setup() (the prealloc variant, the floor).
 The row means are bit-identical between the sides (a fixed summation order in one kernel).
 """
 from __future__ import annotations

@@ -7,7 +7,10 @@ four streams run side by side. The pool (made once in setup()) keeps freed memor
 to its release threshold, here the four streams' working set with room to spare; without it
 the pool hands memory back to the OS at every synchronization and the next call maps it
 again. Each stream reuses the block it freed itself, so the pool never has to make one stream
-wait for another (cudaMemPoolReuseAllowInternalDependencies is off).
+wait for another (cudaMemPoolReuseAllowInternalDependencies is off). The prealloc variant
+(buffers allocated once in setup()) is the floor to hold this side against: the pool is for
+code that cannot own its buffers' lifetimes, such as a library called from someone else's
+loop.
 """
 import torch
 

@@ -1,5 +1,5 @@
 // stream_ordered.cu — a multi-stream task loop that needs a scratch buffer per task; the
-// stream_ordered pair.
+// stream_ordered pair and its prealloc variant.
 //
 // Task t (of `tasks`) runs on stream t % nstreams: it squares its slice of x into a scratch
 // buffer, then reduces each row of the scratch buffer to its mean (one block per row, a
@@ -12,6 +12,9 @@
 //                       memory pool made once (create_pool) whose release threshold keeps
 //                       freed memory in the pool: allocation and free are stream operations,
 //                       nothing synchronizes, and after the first call no memory is mapped.
+// launch_tasks_prealloc: no allocation at all: the caller owns one scratch buffer per stream,
+//                       allocated once, and task t reuses stream t % nstreams's buffer. Stream
+//                       order makes the reuse safe: a stream's next task starts after its last.
 // `streams` is a host array of `nstreams` cudaStream_t handles (an int64 CPU tensor); the
 // caller forks them from, and joins them back to, its own stream.
 #include "aisp.cuh"
@@ -89,6 +92,21 @@ extern "C" AISP_API int launch_tasks_pool(const float* x, float* out, int64_t ta
     int code = launch_task(x + t * rows * cols, scratch, out + t * rows, rows, cols, s);
     if (code != 0) return code;
     AISP_CHECK(cudaFreeAsync(scratch, s));  // returns to the pool once the task's kernels finish
+  }
+  return 0;
+}
+
+extern "C" AISP_API int launch_tasks_prealloc(const float* x, float* out, float* scratch,
+                                             int64_t tasks, int64_t rows, int64_t cols,
+                                             const int64_t* streams, int64_t nstreams,
+                                             cudaStream_t /*caller*/) {
+  AISP_CHECK_TASKS(rows, cols, nstreams);
+  for (int64_t t = 0; t < tasks; ++t) {
+    int64_t k = t % nstreams;
+    cudaStream_t s = reinterpret_cast<cudaStream_t>(streams[k]);
+    int code = launch_task(x + t * rows * cols, scratch + k * rows * cols, out + t * rows, rows,
+                           cols, s);
+    if (code != 0) return code;
   }
   return 0;
 }

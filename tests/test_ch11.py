@@ -145,7 +145,29 @@ def test_every_ch11_pair_is_a_clean_skip_on_a_cpu_with_the_reason():
         why = unmet_requirement(bench, "cpu")
         assert why is not None and why.startswith("needs a CUDA GPU"), (path.name, why)
         seen += 1
-    assert seen >= 16  # 8 stems, a baseline and an optimized side each
+    assert seen >= 17  # 8 stems, a baseline and an optimized side each, and the prealloc variant
+
+
+def test_stream_ordered_is_teaching_with_a_preallocated_floor():
+    from ch11.baseline_stream_ordered import get_benchmark as malloc
+    from ch11.optimized_stream_ordered_prealloc import get_benchmark as prealloc
+    from core.declarations import Declarations
+
+    # the synchronizing allocator is the book's naive example: kept out of the headlines
+    assert malloc().teaching
+    # the preallocated side is a variant of stream_ordered, not of stream_ordered_kv_cache
+    pairs = {p.stem: p for p in discover_chapter(CH11).pairs}
+    assert "prealloc" in {e.variant for e in pairs["stream_ordered"].examples}
+    assert not any(e.variant for e in pairs["stream_ordered_kv_cache"].examples)
+    assert Declarations.of(malloc(), prealloc()).teaching
+    # same kernels, same order of summation: every side is exact against the baseline
+    assert prealloc().tolerance == malloc().tolerance and malloc().tolerance.rtol == 0.0
+
+
+def test_stream_ordered_launchers_exist_in_the_source():
+    source = (CH11 / "stream_ordered.cu").read_text()
+    for name in ("launch_tasks_malloc", "launch_tasks_pool", "launch_tasks_prealloc"):
+        assert f'extern "C" AISP_API int {name}(' in source
 
 
 def test_pdl_needs_hopper_and_nvcc_and_two_gpu_pair_needs_two():
