@@ -1,4 +1,5 @@
-"""Shared by `optimizer_foreach`: one AdamW step over a GPT-2-small-sized parameter set.
+"""Shared by `optimizer_foreach` (teaching) and `optimizer_fused`: one AdamW step over a
+GPT-2-small-sized parameter set.
 
 148 fp32 tensors, 124M parameters, shaped as GPT-2 small's (12 blocks of d 768 plus the
 50257 x 768 token embedding): the realistic mix of a few huge tensors and many small ones

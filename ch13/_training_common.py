@@ -135,7 +135,8 @@ class TrainingStep(Benchmark):
         return self.smoke_config if self.ctx.smoke else self.cuda_config
 
     def make_optimizer(self, params: Any) -> torch.optim.Optimizer:
-        return torch.optim.AdamW(params, lr=LR, foreach=False)
+        # torch's defaults: on a GPU that is the foreach (multi-tensor) implementation
+        return torch.optim.AdamW(params, lr=LR)
 
     def initial_weights(self, seed: int) -> dict[str, torch.Tensor]:
         torch.manual_seed(seed)  # built on the CPU: identical on every device and side

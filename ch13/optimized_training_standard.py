@@ -1,7 +1,8 @@
 """Optimized: bf16 autocast + torch.compile + AdamW(fused=True).
 
-The last stage replaces the per-parameter optimizer loop (about a dozen kernels per
-tensor) with the fused AdamW kernel (a few launches for all tensors, one pass over each).
+The last stage replaces torch's default AdamW (on a GPU the foreach path: one
+multi-tensor kernel per operation, each its own pass over parameters and moments) with the
+fused AdamW kernel (a few launches for all tensors, one pass over each).
 The `_amp` and `_amp_compile` variants attribute the gain stage by stage; this is all three.
 Precision change declared: bf16 autocast (see optimized_training_standard_amp.py).
 """

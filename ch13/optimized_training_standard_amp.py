@@ -15,10 +15,6 @@ class AmpStep(TrainingStep):
     cuda_config = CONFIG
     amp = True
     tolerance = BF16_TOLERANCE
-    # Measured on the H100: the host needs as long to launch the eager bf16 step (the
-    # per-parameter optimizer loop included) as the GPU needs to run it.
-    cpu_bound = ("the eager bf16 step's launches from Python (the per-parameter AdamW loop "
-                 "among them) take as long as its GPU work on an H100")
 
 
 get_benchmark = AmpStep

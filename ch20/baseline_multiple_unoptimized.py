@@ -3,7 +3,8 @@
 The training process packs every batch itself (`num_workers=0`) into pageable memory and
 copies it with a blocking `.to()`; the model runs in fp32 (TF32 off, PyTorch's default for
 matmuls) with RMSNorm and GELU written out as tensor expressions (one kernel per operator);
-AdamW runs its per-parameter Python loop (`foreach=False`); and every step ends with
+AdamW is `torch.optim.AdamW(params, lr=...)` with torch's defaults (the foreach path on a
+GPU, one pass over memory per operation of the update); and every step ends with
 `loss.item()` for the log, a host-device sync. See _multiple_unoptimized_common.py for the
 job (a 134M-parameter transformer, 4 steps of 8 x 512 tokens per call).
 """

@@ -8,10 +8,11 @@ returns. With it all five fixes are on: worker processes with pinned, non_blocki
 batches; bf16 autocast; fused RMSNorm and GELU kernels; AdamW(fused=True); the loss logged
 as a device tensor read every 20 steps. Last because it is expected to be the smallest: a
 step's batch is 8 x 513 int64 tokens (33 KB), packed in well under a millisecond. Against
-the fp32 baseline's 370.3 ms per 4-step call that cost vanishes (0.99x for this fix alone;
-H100, measured at commit 1976287, the one-fix design); the call stage 4 leaves is expected
-to be near the full set's (66.4 ms, same run), and there the host packing each batch and
-blocking on its copy, instead of enqueuing the next step's kernels, is a larger share.
+the fp32 baseline's call that cost vanishes (0.99x for this fix alone on an H100 at commit
+1976287, the one-fix design, when the baseline's AdamW was the per-parameter loop; to be
+re-measured); the call stage 4 leaves is much shorter, and there the host packing each
+batch and blocking on its copy, instead of enqueuing the next step's kernels, is a larger
+share.
 Precision change declared: bf16 autocast (BF16_TOLERANCE).
 """
 from __future__ import annotations

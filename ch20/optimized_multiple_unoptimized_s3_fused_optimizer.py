@@ -1,8 +1,10 @@
 """Stage 3 of 5 (cumulative): stage 2 (bf16, fused ops) + AdamW(fused=True) (ch13).
 
-`foreach=False` runs AdamW's update as a Python loop over 51 parameter tensors, about a
-dozen small kernels each; `fused=True` updates every tensor in a few launches of one kernel
-that reads each parameter, gradient and moment once. The optimizer's cost does not depend
+torch's default AdamW runs the update on a GPU as the foreach path: one multi-tensor
+kernel per operation (decay, two moment updates, bias corrections, sqrt, divide, update)
+over all 51 parameter tensors, each operation its own pass over memory; `fused=True`
+updates every tensor in a few launches of one kernel that reads each parameter, gradient
+and moment once. The optimizer's cost does not depend
 on the forward/backward's precision (its state stays fp32), so once stages 1 and 2 have
 shortened forward and backward it is a larger share of the step than behind the fp32 step.
 The fused kernel orders its arithmetic slightly differently; bf16 throughout

@@ -6,8 +6,9 @@ next step's kernels while the GPU runs this one: the GPU idles for the launch la
 every step's first kernels and for the host's Python between steps. Here each step adds its
 mean loss to a device tensor, read (and reset) every LOG_EVERY = 20 steps. That idle time is
 about the same per step whatever the step costs: a small share of the fp32 baseline's
-370.3 ms per 4-step call (1.01x for this fix alone; H100, measured at commit 1976287, the
-one-fix design), expected to be a larger share of the shorter step stages 1-3 leave.
+call (1.01x for this fix alone on an H100 at commit 1976287, the one-fix design, when the
+baseline's AdamW was the per-parameter loop; to be re-measured), expected to be a larger
+share of the shorter step stages 1-3 leave.
 Identical arithmetic to stage 3; bf16 throughout (BF16_TOLERANCE).
 """
 from __future__ import annotations

@@ -7,7 +7,9 @@
   enforced as cuBLASLt wants them) against bf16;
 - int8 per-channel quantization's error bound, and the dynamic int8 path's error;
 - the Triton int8 weight-only kernel under Triton's interpreter (in a child process);
-- the training-step checks (sketch, alignment).
+- the training-step checks (sketch, alignment);
+- the optimizer and training baselines: torch's default AdamW, the per-parameter loop only
+  as a teaching baseline.
 Every pair also imports, follows the contract and (where CPU-capable) verifies through the
 harness in tests/test_real_pairs.py; the multi-rank pairs run there as gloo ranks.
 """
@@ -220,3 +222,49 @@ def test_sketch_is_scale_free_and_sees_a_wrong_gradient():
     assert float((wrong - s).abs().max()) > 0.5
     noisy, _ = sketch(g * (1 + 0.01 * torch.randn(48, 80, generator=gen(1))), left, right)
     assert float((noisy - s).abs().max()) < 0.05  # a 1% elementwise error stays ~1%
+
+
+# ---------------------------------------------------------------- optimizer and training baselines
+
+def _optimizer_side(module: str):
+    bench = importlib.import_module(f"ch13.{module}").get_benchmark()
+    bench.ctx = BenchContext(seed=0, device="cpu")
+    bench.setup(bench.ctx)
+    return bench
+
+
+def test_optimizer_baselines_are_torchs_default_or_tagged_teaching():
+    """The headline pair starts from AdamW as torch builds it by default (foreach on a GPU);
+    the per-parameter loop survives only as the teaching pair's baseline."""
+    fused_base = _optimizer_side("baseline_optimizer_fused")
+    defaults = fused_base.opt.defaults
+    assert defaults["foreach"] is None and not defaults["fused"]  # nothing chosen: torch's default
+    assert not getattr(fused_base, "teaching", False)
+    assert _optimizer_side("optimized_optimizer_fused").opt.defaults["fused"] is True
+    loop = _optimizer_side("baseline_optimizer_foreach")
+    assert loop.teaching and loop.opt.defaults["foreach"] is False
+    assert _optimizer_side("optimized_optimizer_foreach").opt.defaults["foreach"] is True
+
+
+def test_optimizer_sides_take_the_same_step():
+    from core.verify import compare
+
+    sides = [_optimizer_side(m) for m in ("baseline_optimizer_fused", "optimized_optimizer_fused",
+                                          "baseline_optimizer_foreach", "optimized_optimizer_foreach")]
+    grads = sides[0].make_inputs(5)
+    outs = [s.run([g.clone() for g in grads]) for s in sides]
+    for side, out in zip(sides[1:], outs[1:]):
+        assert compare(outs[0], out, side.tolerance).ok, type(side).__name__
+
+
+def test_training_standard_sides_use_the_default_optimizer_until_the_fused_stage():
+    from ch13.baseline_training_standard import EagerFp32Step
+    from ch13.optimized_training_standard import StandardStep
+    from ch13.optimized_training_standard_amp import AmpStep
+    from ch13.optimized_training_standard_amp_compile import AmpCompiledStep
+
+    params = [torch.zeros(3, requires_grad=True)]
+    for cls in (EagerFp32Step, AmpStep, AmpCompiledStep):
+        defaults = cls().make_optimizer(params).defaults
+        assert defaults["foreach"] is None and not defaults["fused"], cls.__name__
+    assert StandardStep().make_optimizer(params).defaults["fused"] is True

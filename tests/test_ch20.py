@@ -127,6 +127,21 @@ def test_stages_are_cumulative_one_fix_each_and_end_at_the_full_variant():
     assert stages[-1] is _side("all") and _fixed(stages[-1]) == set(FIX_FLAGS)  # the last is the whole
 
 
+def test_baseline_uses_torchs_default_adamw_and_stage3_the_fused_one():
+    """The optimizer flaw is the one a first script has: AdamW as torch builds it by default
+    (foreach on a GPU), not a per-parameter loop nobody picks."""
+    from ch20.baseline_multiple_unoptimized import UnoptimizedJob
+
+    for cls in (UnoptimizedJob, _side("s2_fused_ops")):
+        bench = ready(cls)
+        defaults = bench.optimizer.defaults
+        bench.teardown()
+        assert defaults["foreach"] is None and not defaults["fused"], cls.__name__
+    stage3 = ready(_side("s3_fused_optimizer"))
+    stage3.teardown()
+    assert stage3.optimizer.defaults["fused"] is True
+
+
 def test_stage_gains_multiply_to_the_last_speedup():
     from ch20.stage_table import stage_gains
 
