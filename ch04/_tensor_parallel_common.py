@@ -1,8 +1,8 @@
 """Shared by `tensor_parallel`: the MLP of a 70B-class transformer layer, in bf16, over 2 GPUs.
 
 y = GELU(x · W1ᵀ) · W2ᵀ with d 8192 and hidden 28672 (W1 and W2 together 940 MB in bf16), on
-2048 tokens that every rank holds. Each rank keeps half of each weight; the sides differ in
-what they do with the halves. make_inputs gives the tokens (the same on every rank);
+2048 tokens that every rank holds. The baseline keeps the whole weights on every rank; the
+tensor-parallel sides keep half of each and differ in how they combine the halves. make_inputs gives the tokens (the same on every rank);
 reference() rebuilds the whole weights from the seed and computes y on one GPU.
 """
 from __future__ import annotations
