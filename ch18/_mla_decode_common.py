@@ -1,4 +1,4 @@
-"""Shared by the `mla_decode` pair: Multi-head Latent Attention (DeepSeek-V2/V3), one decode step.
+"""Shared by the `mla_decode` pairs: Multi-head Latent Attention (DeepSeek-V2/V3), one decode step.
 
 MLA caches, per token, one latent vector c_kv (d_latent = 512) plus one rotary key k_pe
 (d_rope = 64) shared by all heads: 576 values per token and layer, against 2 x 16 x 128 =
@@ -19,20 +19,34 @@ setup() from the weight seed, N(0, 1) as DeepSeek's kv_norm leaves c_kv; the per
 is the step's hidden states x [B, d_model]; the output is the attention block's output
 [B, d_model] (after W_O).
 
-- baseline (`DecompressMla`): up-project the whole latent cache to per-head K and V every
-  step (a [B*T, 512] x [512, 16*256] GEMM writing 1 GiB), concatenate the shared rope key
-  onto each head, then SDPA: DeepSeek's reference `attn_impl="naive"` computes K and V this
-  way, and any port that stores the latent to save memory but keeps a standard attention
-  kernel pays it at every step.
-- optimized (`AbsorbedMla`): associativity moves W_UK onto the query, q_lat_h = W_UK[h] q_nope_h
-  (16 x 128 x 512 per token instead of T x 512 x 2048), and W_UV after the attention,
-  o_h = W_UV[h]^T (sum_t p_t c_kv_t): attention runs directly over the 576-wide cache as
-  multi-query attention with 16 query rows per sequence. This is DeepSeek's
-  `attn_impl="absorb"` path (scores in the cache dtype, softmax in fp32), what vLLM's MLA
-  backends and FlashMLA do with fused kernels.
+- `mla_decode` (the headline), baseline (`CachedKvMla`): the standard decode an engineer
+  writes first, as DeepSeek's reference `attn_impl="naive"` path and Hugging Face's
+  DeepSeek-V2/V3 attention do: each token's latent is up-projected once, when it is
+  written, and the cache keeps per-head K [B, 16, T, 192] (k_nope with the shared rope key
+  appended) and V [B, 16, T, 128] (built in setup() from the same latent, as that engine
+  would hold it); each step projects the query and calls SDPA over that K/V. The step reads
+  16 x (192 + 128) = 5120 values per token.
+- `mla_decode` optimized (`AbsorbedMla`): associativity moves W_UK onto the query, q_lat_h =
+  W_UK[h] q_nope_h, and W_UV after the attention, o_h = W_UV[h]^T (sum_t p_t c_kv_t):
+  attention runs directly over the 576-wide latent cache as multi-query attention with 16
+  query rows per sequence. This is DeepSeek's `attn_impl="absorb"` path (scores in the
+  cache dtype, softmax in fp32), what vLLM's MLA backends and FlashMLA do with fused
+  kernels. Two batched matmuls read the latent twice (all 576 values for the scores, the
+  512 latent ones for the weighted sum).
+- `mla_decode_decompress` (teaching), baseline (`DecompressMla`): cache the latent to save
+  memory but keep standard attention, so up-project the whole latent cache to per-head K
+  and V at every step (a [B*T, 512] x [512, 16*256] GEMM writing 1 GiB, ~550 GFLOP at the
+  GPU size), concatenate the rope key onto each head, then SDPA: T x the up-projection
+  FLOPs of either form above and ~3.6 GiB of traffic per step (write 1 GiB of K/V, reread
+  half of it to write the 0.75 GiB K, then SDPA reads K and V). The book's mistake, tagged
+  `teaching`. optimized: `AbsorbedMla`.
 
 Workload: the bytes and FLOPs the absorbed form needs (read the latent cache once, the
-weights once); the baseline does ~T x more up-projection FLOPs than that.
+weights once). Byte ratio at the GPU size: the headline baseline reads 1.25 GiB of K/V
+plus 20 MiB of weights; the absorbed side needs 144 MiB of latent plus 24 MiB of weights
+(7.7x fewer); in its two passes over the latent plus the fp32 softmax's scratch it moves
+~330 MiB (~4x fewer). Both are bound by memory, so the gain should sit near the ratio of
+bytes moved; a fused one-pass kernel (FlashMLA) would approach the ratio of bytes needed.
 
 Tolerance: the same math reassociated; in bf16 the sides round at different points (the
 decompressed K/V vs the absorbed query, bf16 scores on the absorbed side as in DeepSeek's
@@ -40,7 +54,8 @@ code). Outputs spread ~0.04 at 8k tokens (averages over ~T/e tokens through W_O)
 CPU in bf16 at this shape (batch 1) the sides differed by up to 1e-3: rtol 5e-2, atol 3e-3,
 about 7% of the outputs' spread, far below what a wrong head, a missing rope
 term or a wrong scale moves (tests/test_ch18.py checks those). The float64 reference
-(decompressed form) is checked against the baseline with the same tolerance.
+(decompressed form) is checked against each baseline with the same tolerance; the
+CPU check of 1e-3 above holds for both baselines.
 On the CPU (supports_cpu): d_model 64, 4 heads, d_latent 32, rope 8, nope 16, v 16; 2 x 64 tokens; fp32.
 """
 from __future__ import annotations
@@ -85,6 +100,17 @@ def mla_reference(x: torch.Tensor, cache: torch.Tensor, w_q: torch.Tensor, w_ukv
               + torch.einsum("bhr,btr->bht", q[..., s.d_nope:], cache[..., s.d_latent:])) * s.scale
     o = torch.einsum("bht,bthv->bhv", scores.softmax(dim=-1), v)
     return o.reshape(b, -1) @ w_o
+
+
+def decompress_kv(cache: torch.Tensor, w_ukv: torch.Tensor, s: MlaShape) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-head K [B, T, H, nope + rope] and V [B, T, H, v] from the latent cache [B, T, 576]:
+    one GEMM up-projects every latent through W_UKV, and the shared rope key is appended to
+    each head's k_nope (DeepSeek's naive path, token by token)."""
+    b, t = cache.shape[:2]
+    kv = (cache[..., :s.d_latent] @ w_ukv.flatten(1)).view(b, t, s.n_heads, s.d_nope + s.d_v)
+    k_nope, v = kv.split([s.d_nope, s.d_v], dim=-1)
+    k_pe = cache[..., None, s.d_latent:].expand(b, t, s.n_heads, s.d_rope)
+    return torch.cat([k_nope, k_pe], dim=-1), v
 
 
 class MlaDecodeBench(Benchmark):

@@ -6,9 +6,9 @@ absorptions are batched matmuls over the 16 heads. Per step:
   scores = [q_lat | q_pe] . cache^T / sqrt(192)   one [16 x 576] x [576 x T] matmul per sequence
   o_lat = softmax(scores) . c_kv                  [B, H, 512]
   out = (o_lat W_UV) W_O
-The cache is read twice (scores, then values) and never expanded: 576 values per token
-instead of the baseline's 16 x 320 written and read back. Softmax in fp32, as DeepSeek's
-reference `absorb` path does.
+The latent cache is read twice (scores, then values) and never expanded: 576 values per
+token instead of the 16 x 320 of per-head K/V the baseline caches and reads. Softmax in
+fp32, as DeepSeek's reference `absorb` path does.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Chapter 18 on the CPU: decode attention (SDPA, Flex, repeat_interleave) against a float64
-reference, the MLA absorption identity and the tolerance's power to catch MLA bugs, the
-vLLM pair's SKIP, and every pair through the harness (verify or SKIP with the reason)."""
+"""Chapter 18 on the CPU: decode attention (SDPA, folded-query SDPA, Flex, repeat_interleave)
+against a float64 reference, the MLA absorption identity and the tolerance's power to catch
+MLA bugs, which pairs are `teaching`, the vLLM pair's SKIP, and every pair through the
+harness (verify or SKIP with the reason)."""
 from __future__ import annotations
 
 import dataclasses
@@ -53,7 +54,9 @@ def test_decode_shapes_are_the_shared_decoders_gqa_and_long():
 
 @pytest.mark.parametrize("stem, names", [
     ("flexdecoding", ("baseline_flexdecoding.SdpaDecode", "optimized_flexdecoding.FlexDecode")),
-    ("gqa_decode", ("baseline_gqa_decode.RepeatKvThenSdpa", "optimized_gqa_decode.SdpaEnableGqa")),
+    ("gqa_decode", ("baseline_gqa_decode.FoldedQuerySdpa", "optimized_gqa_decode.SdpaEnableGqa")),
+    ("gqa_decode_repeat_kv", ("baseline_gqa_decode_repeat_kv.RepeatKvThenSdpa",
+                              "optimized_gqa_decode_repeat_kv.SdpaEnableGqaNoCopy")),
 ])
 def test_decode_sides_match_each_other_and_the_float64_reference(stem, names):
     import importlib
@@ -96,24 +99,60 @@ def test_decode_tolerance_catches_a_dropped_kv_block_at_the_gpu_length():
 
 
 def mla_sides(shape=None):
-    from ch18.baseline_mla_decode import DecompressMla
+    from ch18.baseline_mla_decode import CachedKvMla
     from ch18.optimized_mla_decode import AbsorbedMla
 
-    sides = [DecompressMla(), AbsorbedMla()]
+    sides = [CachedKvMla(), AbsorbedMla()]
     if shape is not None:
         for s in sides:
             s.shape = lambda shape=shape: shape
     return ready(*sides)
 
 
-def test_mla_absorbed_equals_decompressed_and_float64():
+def test_mla_cached_kv_absorbed_and_per_step_decompression_agree_with_float64():
+    from ch18.baseline_mla_decode_decompress import DecompressMla
+
     base, absorbed = mla_sides()
+    (decompress,) = ready(DecompressMla())
     x = base.make_inputs(5)
-    out_b, out_a = base.run(x), absorbed.run(x)
+    out_b, out_a, out_d = base.run(x), absorbed.run(x), decompress.run(x)
     assert out_b.shape == (2, 64)
-    torch.testing.assert_close(out_a, out_b, rtol=1e-5, atol=1e-5)
+    for out in (out_a, out_d):
+        torch.testing.assert_close(out, out_b, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(out_b, base.reference(x), rtol=1e-5, atol=1e-5)
     assert not torch.allclose(base.run(base.make_inputs(6)), out_b, atol=1e-3)  # seed-sensitive
+
+
+def test_mla_cached_kv_baseline_holds_per_head_kv_and_reads_it():
+    """The headline baseline's cache is the naive engine's per-head K/V, 5120 values per
+    token at the GPU size, and its step reads that cache, not the latent."""
+    from ch18._mla_decode_common import CUDA_SHAPE
+
+    base, _ = mla_sides()
+    s = base.shape()
+    assert base.k_heads.shape == (s.batch, s.n_heads, s.kv_len, s.d_nope + s.d_rope)
+    assert base.v_heads.shape == (s.batch, s.n_heads, s.kv_len, s.d_v)
+    x = base.make_inputs(3)
+    before = base.run(x)
+    base.cache = torch.zeros_like(base.cache)            # the latent is not read per step
+    torch.testing.assert_close(base.run(x), before)
+    base.v_heads[1, :, -1] += 10.0                       # the per-head V is
+    assert not torch.allclose(base.run(x)[1], before[1], atol=1e-4)
+    assert CUDA_SHAPE.n_heads * (CUDA_SHAPE.d_nope + CUDA_SHAPE.d_rope + CUDA_SHAPE.d_v) == 5120
+
+
+def test_teaching_tags_mark_the_copying_baselines_only():
+    from ch18.baseline_gqa_decode import FoldedQuerySdpa
+    from ch18.baseline_gqa_decode_repeat_kv import RepeatKvThenSdpa
+    from ch18.baseline_mla_decode import CachedKvMla
+    from ch18.baseline_mla_decode_decompress import DecompressMla
+    from ch18.optimized_gqa_decode import SdpaEnableGqa
+    from ch18.optimized_gqa_decode_repeat_kv import SdpaEnableGqaNoCopy
+
+    assert RepeatKvThenSdpa.teaching and DecompressMla.teaching
+    assert not FoldedQuerySdpa.teaching and not CachedKvMla.teaching
+    # the headline GQA pair is a declared tie; against the copy it is a gain, not a tie
+    assert SdpaEnableGqa.negative_result and not SdpaEnableGqaNoCopy.negative_result
 
 
 def test_mla_absorption_identity_per_head():
@@ -183,13 +222,14 @@ def test_every_ch18_pair_verifies_or_skips_through_the_harness():
     from core.discovery import discover
 
     chapter = next(c for c in discover(REPO_ROOT) if c.name == "ch18")
-    assert {p.stem for p in chapter.pairs} == {"flexdecoding", "gqa_decode", "mla_decode", "vllm_v1_integration"}
+    assert {p.stem for p in chapter.pairs} == {"flexdecoding", "gqa_decode", "gqa_decode_repeat_kv", "mla_decode",
+                                               "mla_decode_decompress", "vllm_v1_integration"}
     statuses = {}
     for pair in chapter.pairs:
         result = run_pair(spec_for(pair, pair.examples, iterations=2, warmup=1))
         for ex in result.examples:
             statuses[ex.id] = (ex.status, ex.reason)
-    for name in ("flexdecoding", "gqa_decode", "mla_decode"):
+    for name in ("flexdecoding", "gqa_decode", "gqa_decode_repeat_kv", "mla_decode", "mla_decode_decompress"):
         assert statuses[f"ch18:{name}"][0] == "ok", statuses
     assert statuses["ch18:flexdecoding_graphs"][0] == "skipped"
     assert "CUDA" in statuses["ch18:flexdecoding_graphs"][1]
