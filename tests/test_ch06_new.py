@@ -8,9 +8,10 @@ reference and of each other, while one wrong weight does not; the pair SKIPs on 
 autotuning (Triton): the softmax kernel runs under Triton's interpreter (TRITON_INTERPRET=1,
 set in a child process before triton is imported, as tests/test_ch09_triton.py does) for
 every candidate configuration on shapes that hit each path (one tile, several tiles, ragged
-rows and columns); both sides run through their contract at small shapes with a stand-in
-timer, so which configuration each side keeps is checked; the choice rules are checked on
-tables where no single configuration wins and where one does.
+rows and columns); both sides run through their contract at small shapes (the optimized one
+with a stand-in timer), so which configuration each side keeps is checked; the baseline's
+row-length rule is checked against the pair's shapes, and the search's choice rule on
+tables where configurations win different shapes and where one wins all.
 """
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ import numpy as np
 import pytest
 import torch
 
-from ch06._autotuning_common import best_per_shape, best_single, time_table
 from ch06._quantization_ilp_common import Int8GemvBench, int8_gemv_reference, quantize_rows
+from ch06.optimized_autotuning import best_per_shape, time_table
 from core import REPO_ROOT, cuda
 from core.pairfile import load_benchmark, unmet_requirement
 
@@ -129,22 +130,37 @@ def test_quantization_ilp_pair_skips_on_cpu_with_a_reason():
 
 
 # --- autotuning: choice rules -------------------------------------------------------------
-def test_choices_when_no_single_config_wins():
-    shapes = ("short", "square", "long")
+def test_search_keeps_each_shapes_fastest_config():
     table = {("short", "A"): 1.0, ("short", "B"): 3.0, ("short", "C"): 2.0,
              ("square", "A"): 3.0, ("square", "B"): 1.0, ("square", "C"): 1.5,
              ("long", "A"): 4.0, ("long", "B"): 2.0, ("long", "C"): 1.0}
     assert best_per_shape(table) == {"short": "A", "square": "B", "long": "C"}
-    assert best_single(table) == "C"  # totals: A 8, B 6, C 4.5
-    per_shape_total = sum(table[(s, best_per_shape(table)[s])] for s in shapes)
-    assert per_shape_total < sum(table[(s, "C")] for s in shapes)
 
 
-def test_choices_when_one_config_wins_everywhere_tie():
+def test_search_when_one_config_wins_everywhere():
     table = time_table(("a", "b"), ("fast", "slow"),
                        lambda shape, cfg: (1.0 if cfg == "fast" else 2.0) * len(shape))
+    assert len(table) == 4
     assert best_per_shape(table) == {"a": "fast", "b": "fast"}
-    assert best_single(table) == "fast"
+
+
+@needs_triton
+def test_row_length_rule_picks_what_a_hand_written_softmax_would():
+    from ch06._autotuning_common import SHAPES, candidates
+    from ch06.baseline_autotuning import launch_for
+
+    def as_tuple(config) -> tuple[int, int, int]:
+        return config.block_r, config.block_c, config.num_warps
+
+    # short rows packed 16 to a program; a row in one tile; a vocabulary row walked in tiles
+    assert as_tuple(launch_for(128)) == (16, 128, 4)
+    assert as_tuple(launch_for(4096)) == (1, 4096, 8)
+    assert as_tuple(launch_for(128256)) == (1, 16384, 16)
+    assert as_tuple(launch_for(1000)) == (2, 1024, 4)  # rounded up to a power of two
+    assert as_tuple(launch_for(20000)) == (1, 16384, 16)
+    # the rule's choice for every shape of the pair is among the search's candidates, so
+    # the search compares measuring against predicting, never against a config it lacks
+    assert {launch_for(cols) for _, cols in SHAPES} <= set(candidates())
 
 
 def test_autotuning_pair_skips_on_cpu_with_a_reason():
@@ -160,8 +176,8 @@ import torch
 
 from ch06._autotuning_common import candidates
 from ch06._autotuning_kernel import softmax_rows
-from ch06.baseline_autotuning import OneConfigSoftmax
-from ch06.optimized_autotuning import PerShapeConfigSoftmax
+from ch06.baseline_autotuning import RowLengthSoftmax
+from ch06.optimized_autotuning import AutotunedSoftmax
 from core.benchmark import BenchContext
 
 results = {}
@@ -179,19 +195,21 @@ for rows, cols in SHAPES:
         ok = bool(torch.allclose(y.double(), want, rtol=1e-4, atol=1e-9))
         results[f"{rows}x{cols} {config}"] = {"ok": ok, "max_abs_err": float(err.max())}
 
-# The pair's two sides at small shapes, with a stand-in timer that makes a different
-# configuration fastest for each shape (the first candidate whose tile width matches).
+# The pair's two sides at small shapes; the optimized side's search gets a stand-in timer
+# that makes a different configuration fastest for each shape (the first candidate whose
+# tile width matches). The baseline never times: the timer is there to show it is unused.
 SMALL = ((37, 128), (6, 1000), (2, 20000))
 WIDTH = {(37, 128): 128, (6, 1000): 1024, (2, 20000): 16384}
 
 def fake_time(self, x, y, config):
+    self.timed = getattr(self, "timed", 0) + 1
     self.softmax_rows(x, y, config)  # the search still launches every configuration
     rows, cols = x.shape
     return 1.0 if config.block_c == WIDTH[(rows, cols)] else 1.0 + abs(config.block_c - cols) / 1e4
 
 picked = {}
 outputs = {}
-for cls in (OneConfigSoftmax, PerShapeConfigSoftmax):
+for cls in (RowLengthSoftmax, AutotunedSoftmax):
     side = type("Small" + cls.__name__, (cls,), {"shapes": SMALL, "time_config": fake_time})()
     side.ctx = BenchContext(device="cpu", seed=3)
     side.setup(side.ctx)
@@ -208,11 +226,11 @@ for cls in (OneConfigSoftmax, PerShapeConfigSoftmax):
                                                        for a, b in zip(out, other)),
                             "configs": {f"{r}x{c}": [v.block_r, v.block_c, v.num_warps]
                                         for (r, c), v in side.config_for.items()},
-                            "table_size": len(side.table)}
+                            "timed": getattr(side, "timed", 0)}
     outputs[cls.__name__] = out
 picked["sides_agree"] = all(
     bool(torch.allclose(a.double(), b.double(), rtol=1e-4, atol=1e-9))
-    for a, b in zip(outputs["OneConfigSoftmax"], outputs["PerShapeConfigSoftmax"]))
+    for a, b in zip(outputs["RowLengthSoftmax"], outputs["AutotunedSoftmax"]))
 print(json.dumps({"kernel": results, "pair": picked}))
 '''
 
@@ -237,14 +255,15 @@ def test_every_candidate_config_computes_softmax(interpreted):
 @needs_triton
 def test_autotuning_sides_keep_the_right_configs_and_agree(interpreted):
     pair = interpreted["pair"]
-    base, opt = pair["OneConfigSoftmax"], pair["PerShapeConfigSoftmax"]
+    base, opt = pair["RowLengthSoftmax"], pair["AutotunedSoftmax"]
     for side in (base, opt):
         assert side["nan_before"] and side["close_to_reference"] and side["seed_changes_output"]
-        assert side["table_size"] == 3 * 7  # every shape x every candidate was timed
+    assert opt["timed"] == 3 * 7  # every shape x every candidate was timed
+    assert base["timed"] == 0  # the rule predicts from the row length, no timing
     # per shape: the candidate the stand-in timer makes fastest (first with that width)
     assert opt["configs"] == {"37x128": [16, 128, 4], "6x1000": [4, 1024, 8],
                               "2x20000": [1, 16384, 16]}
-    # one config for all shapes, the lowest total: 1024 wide (1.09 + 1.0 + 2.90) beats
-    # 128 wide (1.0 + 1.09 + 2.99) and 16384 wide (2.63 + 2.54 + 1.0)
-    assert set(map(tuple, base["configs"].values())) == {(4, 1024, 8)}
+    # per shape from the row length: 1000 columns round up to 1024, two rows to a program
+    assert base["configs"] == {"37x128": [16, 128, 4], "6x1000": [2, 1024, 4],
+                               "2x20000": [1, 16384, 16]}
     assert pair["sides_agree"]
