@@ -1,10 +1,9 @@
-"""The Triton RMSNorm kernel of the `triton_norm` pair (imported lazily: needs triton).
+"""The Triton RMSNorm kernel of the `triton_norm` pairs (imported lazily: needs triton).
 
 One program per row: it loads the row once into registers (BLOCK = the row length rounded up
 to a power of two, masked past the end), sums its squares in fp32, and writes the normalized,
-weighted row once. Eager PyTorch makes eight passes over the tensor for the same formula.
-The rounding follows the module exactly: normalize in fp32, round to the input dtype, then
-multiply by the weight and round again (`w * x_hat.to(x.dtype)` in the eager code).
+weighted row once. The rounding follows F.rms_norm: normalize and multiply by the weight in
+fp32, round once to the output dtype.
 """
 from __future__ import annotations
 
@@ -21,9 +20,8 @@ def rms_norm_kernel(x_ptr, w_ptr, y_ptr, n_cols, stride_x, stride_y, eps,
     mask = cols < n_cols
     x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
     rstd = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)
-    x_hat = (x * rstd).to(y_ptr.dtype.element_ty).to(tl.float32)  # the module's rounding
     w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-    tl.store(y_ptr + row * stride_y + cols, (x_hat * w).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(y_ptr + row * stride_y + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 def rms_norm_triton(x: torch.Tensor, w: torch.Tensor, eps: float,

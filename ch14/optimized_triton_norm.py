@@ -1,8 +1,9 @@
 """Optimized: one hand-written Triton kernel, one program per row (_triton_norm_kernel.py).
 
 Each program reads its 8 KiB row once, reduces the sum of squares in registers, and writes
-the result once: the two passes over HBM the formula needs. The kernel is compiled for this
-row length in setup() on throwaway data, so run() only launches it.
+the result once: the two passes over HBM the formula needs, with the launch (one row per
+program, warps scaled to the row) chosen for this row length. The kernel is compiled for
+this row length in setup() on throwaway data, so run() only launches it.
 """
 from __future__ import annotations
 

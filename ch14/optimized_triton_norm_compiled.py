@@ -1,9 +1,10 @@
-"""Inductor's answer: the same eager function through torch.compile, beside our kernel.
+"""Inductor's answer: the baseline's `F.rms_norm` call through torch.compile, beside our kernel.
 
-TorchInductor sees the reduction and the elementwise ops around it and generates one Triton
-kernel per row block (a "persistent reduction" when the row fits, as 4096 bf16 does), with
-its own choice of block size and warps. Comparing it with the hand-written kernel shows how
-much of the win a one-line change gets. Compilation and warm-up happen in setup().
+AOTAutograd decomposes the call into its ops (upcast, pow, mean, add, rsqrt, two muls, cast)
+and TorchInductor fuses them back into one generated Triton reduction (a "persistent
+reduction" when the row fits, as 4096 bf16 does), with its own choice of block size and
+warps. So this side is Inductor's kernel against aten's, with the hand-written one beside.
+Compilation and warm-up happen in setup().
 """
 from __future__ import annotations
 

@@ -46,8 +46,8 @@ def record(name, got, expected, rtol, atol):
     results[name] = {"ok": bool(ok), "max_abs_err": err, "unwritten": unwritten}
 
 
-# RMSNorm: row lengths below, at and above a power of two (masked tail), against the eager
-# module. fp16 rounds like the module; one fp16 ulp (2^-10) of slack for the sum's order.
+# RMSNorm: row lengths below, at and above a power of two (masked tail), against F.rms_norm.
+# fp16 rounds once like F.rms_norm; one fp16 ulp (2^-10) of slack for the sum's order.
 for dtype, rtol, atol in [(torch.float32, 1e-5, 1e-6), (torch.float16, 2e-3, 2e-3)]:
     for rows, cols in [(5, 300), (3, 1024), (4, 2500)]:
         x = (3 * torch.randn(rows, cols, generator=g)).to(dtype)
@@ -102,7 +102,7 @@ def _check(results: dict, prefix: str, expected_count: int) -> None:
 
 
 @needs_triton
-def test_triton_rms_norm_matches_eager_module(interpreted):
+def test_triton_rms_norm_matches_torch_rms_norm(interpreted):
     _check(interpreted, "norm_", 6)
 
 
@@ -119,6 +119,25 @@ def test_persistent_tma_matmul_matches_float64(interpreted):
 @needs_triton
 def test_fused_bias_gelu_epilogue_matches_tanh_gelu(interpreted):
     _check(interpreted, "epilogue_", 6)
+
+
+def test_eager_rms_norm_spelling_is_within_the_pairs_tolerance_of_f_rms_norm():
+    """The teaching baseline (the formula as eager ops, rounding twice) against F.rms_norm
+    (rounding once) in bf16 on the CPU: they differ, by at most one bf16 ulp, inside the
+    tolerance the pairs verify with; a norm without its weight does not pass."""
+    from ch14._triton_norm_common import NormBench, rms_norm
+    from ch14.baseline_triton_norm_fusion import rms_norm_eager
+
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(512, 4096, generator=g).to(torch.bfloat16)
+    w = (1 + 0.1 * torch.randn(4096, generator=g)).to(torch.bfloat16)
+    eager, torch_norm = rms_norm_eager(x, w, 1e-6).double(), rms_norm(x, w, 1e-6).double()
+    tol = NormBench.tolerance
+    assert not torch.equal(eager, torch_norm)
+    assert ((eager - torch_norm).abs() <= torch_norm.abs() * 2.0 ** -7).all()  # one ulp
+    assert torch.allclose(eager, torch_norm, rtol=tol.rtol, atol=tol.atol)
+    unweighted = rms_norm(x, None, 1e-6).double()
+    assert not torch.allclose(unweighted, torch_norm, rtol=tol.rtol, atol=tol.atol)
 
 
 # --- attention: the score_mod and the mask_mod against the dense tensors the baselines use ---
@@ -230,7 +249,8 @@ def test_regional_compile_reuses_one_graph_and_matches_whole_model(monkeypatch):
 # --- the pair files ---------------------------------------------------------------------------
 STEMS = {"model_compile": {"", "max_autotune"}, "regional_compile": {""},
          "flex_attention": {""}, "flex_attention_sparse": {""},
-         "triton_norm": {"", "compiled"}, "triton_persistent": {""},
+         "triton_norm": {"", "compiled"}, "triton_norm_fusion": {""},
+         "triton_persistent": {""},
          "gemm_epilogue": {"", "triton"}}
 
 
@@ -250,3 +270,7 @@ def test_every_pair_loads_and_shares_its_input_builder():
             assert option(optimized, "requires", None).cuda  # CUDA-only pairs
     goal = load_benchmark(REPO_ROOT / "ch14" / "optimized_regional_compile.py").goal
     assert goal == "compile_time"
+    # the unfused eager RMSNorm is the lesson, not a headline; F.rms_norm is the real baseline
+    teaching = {p.stem for p in chapter.pairs if option(load_benchmark(p.baseline), "teaching",
+                                                        False)}
+    assert teaching == {"triton_norm_fusion"}
