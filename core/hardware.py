@@ -227,8 +227,9 @@ def host_link_copies(device_buffer: torch.Tensor, pinned: torch.Tensor, pageable
 
 def measure_ceilings(device: str = "cuda", full: bool = False,
                      conditions: dict[str, Any] | None = None) -> dict[str, float]:
-    """Same-run ceilings: torch copy bandwidth, host<->device link bandwidth and matmul
-    TFLOP/s (bf16, tf32, fp32; with `full`, also fp16 and fp8 where the GPU has it), each
+    """Same-run ceilings: torch copy bandwidth, host<->device link bandwidth, matmul
+    TFLOP/s (bf16, tf32, fp32; with `full`, also fp16 and fp8 where the GPU has it) and the
+    fp32 FMA rate of the CUDA cores (core.fma_ceiling, where Triton is installed), each
     the best WINDOW_MS window of SUSTAIN_S (the link copies: of HOST_LINK_SUSTAIN_S).
 
     Copy: 1 GiB device-to-device, counting bytes read + written. Link: HOST_LINK_BYTES host
@@ -286,6 +287,15 @@ def measure_ceilings(device: str = "cuda", full: bool = False,
             del a, b
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous_tf32
+    try:  # the fp32 CUDA cores' own roof, which cuBLAS's fp32 GEMM does not reach
+        from core import fma_ceiling
+    except ImportError:  # no Triton: fp32 FLOPs are judged against the fp32 GEMM alone
+        fma_ceiling = None
+    if fma_ceiling is not None:
+        x = torch.randn(1 << 22, device=device)
+        fma = fma_ceiling.fma_call(x, torch.empty_like(x))
+        record("fma_fp32_tflops", fma_ceiling.flops(x) / sustained_ms(fma) / 1e9)
+        del x
     if full and torch.cuda.get_device_capability(device) >= (8, 9):
         # fp8 e4m3 through cuBLASLt on scaled data (amax → 448, e4m3's largest value: the
         # values fill e4m3's range as in a quantized GEMM); B column-major, fp32 scales.
@@ -311,13 +321,13 @@ PCIE_GEN4_X16_GBPS = 32
 # link's theoretical GB/s per direction (HOST_LINK_DATASHEET_NOTE). Leads for comparison only;
 # every %-of-ceiling figure uses measured ceilings.
 DATASHEET: dict[str, dict[str, float]] = {
-    "h100": {"copy_gbps": 3350, "matmul_fp32_tflops": 67, "matmul_tf32_tflops": 495,
+    "h100": {"copy_gbps": 3350, "matmul_fp32_tflops": 67, "fma_fp32_tflops": 67, "matmul_tf32_tflops": 495,
              "matmul_bf16_tflops": 989, "matmul_fp16_tflops": 989, "matmul_fp8_tflops": 1979,
              **dict.fromkeys(HOST_LINK_CEILINGS, PCIE_GEN5_X16_GBPS)},
-    "h200": {"copy_gbps": 4800, "matmul_fp32_tflops": 67, "matmul_tf32_tflops": 495,
+    "h200": {"copy_gbps": 4800, "matmul_fp32_tflops": 67, "fma_fp32_tflops": 67, "matmul_tf32_tflops": 495,
              "matmul_bf16_tflops": 989, "matmul_fp16_tflops": 989, "matmul_fp8_tflops": 1979,
              **dict.fromkeys(HOST_LINK_CEILINGS, PCIE_GEN5_X16_GBPS)},
-    "a100": {"copy_gbps": 2039, "matmul_fp32_tflops": 19.5, "matmul_tf32_tflops": 156,
+    "a100": {"copy_gbps": 2039, "matmul_fp32_tflops": 19.5, "fma_fp32_tflops": 19.5, "matmul_tf32_tflops": 156,
              "matmul_bf16_tflops": 312, "matmul_fp16_tflops": 312,
              **dict.fromkeys(HOST_LINK_CEILINGS, PCIE_GEN4_X16_GBPS)},
 }

@@ -14,7 +14,7 @@ from core import goals  # noqa: E402
 from core.metrics import rates as side_rates  # noqa: E402
 from core.record import ExampleResult, Rates, SideResult  # noqa: E402
 
-_CEILING_LABELS = {"matmul_fp32_tflops": "fp32", "matmul_tf32_tflops": "tf32",
+_CEILING_LABELS = {"matmul_fp32_tflops": "fp32", "fma_fp32_tflops": "fp32 FMA", "matmul_tf32_tflops": "tf32",
                    "matmul_bf16_tflops": "bf16", "matmul_fp16_tflops": "fp16",
                    "matmul_fp8_tflops": "fp8"}
 

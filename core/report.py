@@ -151,11 +151,13 @@ def notes(rows: list[ExampleResult]) -> list[str]:
                              f"stays in L2 between calls (a working set below the L2 size), or "
                              f"the workload counts bytes it does not move")
             if rates is not None and (rates.pct_of_matmul or 0) > ABOVE_MATMUL_PCT:
-                roof = (rates.ceiling or "matmul").replace("matmul_", "").replace("_tflops", "")
+                roof = (f"fp32 FMA ceiling measured this run (an FMA-only Triton kernel, its "
+                        f"best {WINDOW_MS:g} ms window)" if rates.ceiling == "fma_fp32_tflops" else
+                        f"{(rates.ceiling or 'matmul').replace('matmul_', '').replace('_tflops', '')} "
+                        f"matmul ceiling measured this run (8192³ cuBLAS, its best {WINDOW_MS:g} ms window)")
                 lines.append(f"ABOVE CEILING {ex.id}: the {side} side runs {rates.tflops:.0f} "
-                             f"TFLOP/s, {rates.pct_of_matmul:.0f}% of the {roof} matmul ceiling "
-                             f"measured this run (8192³ cuBLAS, its best {WINDOW_MS:g} ms window): "
-                             f"its GEMMs run at higher clocks than the ceiling's"
+                             f"TFLOP/s, {rates.pct_of_matmul:.0f}% of the {roof}: "
+                             f"it runs at higher clocks than the ceiling's"
                              + (f" (SM {timing.sm_clock_mhz:.0f} MHz during its samples)"
                                 if timing.sm_clock_mhz else "")
                              + ", or the workload counts FLOPs it does not do")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.metrics import MATMUL_CEILINGS
+from core.metrics import compute_ceiling
 from core.record import ExampleResult, RunRecord, SideResult
 
 
@@ -66,7 +66,7 @@ def place(side: SideResult, example: str, name: str, ceilings: dict[str, float]
     if not w.flops:
         return RooflinePoint(example, name, None, w.bytes / seconds / 1e9, "GB/s", copy,
                              "copy_gbps", "memory")
-    matmul_key = MATMUL_CEILINGS.get(w.flops_dtype)
+    matmul_key = compute_ceiling(w.flops_dtype, ceilings)
     peak = ceilings.get(matmul_key) if matmul_key else None
     if not peak:
         return f"this run measured no matmul ceiling for {w.flops_dtype or 'its precision'}"
