@@ -9,6 +9,7 @@ Chapters are read from the repo, or from $AISP_ROOT when set (see core/discovery
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import signal
 import sys
@@ -453,20 +454,34 @@ def expectations(
 
 
 @bench_app.command("readme")
-def readme(runs: List[Path] = typer.Argument(..., help=(
+def readme(runs: Optional[List[Path]] = typer.Argument(None, help=(
         "Run directories (or their results.json), oldest first: for one GPU model a later "
         "run's rows replace an earlier run's.")),
         chapter: Optional[List[str]] = typer.Option(None, "--chapter", "-c", help=(
             "Only this chapter's README (repeat for several). Without it every chapter the "
             "runs cover is rewritten from these runs alone, so a run that re-measured one "
-            "pair of another chapter would shrink that chapter's table to that pair."))) -> None:
+            "pair of another chapter would shrink that chapter's table to that pair.")),
+        keep_others: bool = typer.Option(False, "--keep-others", help=(
+            "Keep the rows of pairs these runs do not cover, with their earlier runs' "
+            "provenance (a re-measured pair replaces only its own rows).")),
+        forget: Optional[List[str]] = typer.Option(None, "--forget", help=(
+            "Drop this example's rows (e.g. ch14:triton_norm) from every block of its "
+            "chapter: its code changed since they were measured. Repeat for several; "
+            "needs no run."))) -> None:
     """Write the measured tables of each chapter README from runs (one block per GPU model
     between `<!-- aisp:measured KEY -->` and `<!-- aisp:end -->`; prose is left alone).
-    A block is rebuilt from the given runs only: pass every run whose rows it should show."""
+    A block is rebuilt from the given runs only (pass every run whose rows it should show),
+    unless --keep-others."""
     from core.compare import load_run
     from core.discovery import chapters_root
     from core.readme import not_publishable, write_tables
 
+    runs, forgotten = runs or [], frozenset(forget or [])
+    bad = sorted(i for i in forgotten if not re.fullmatch(r"ch\d\d:\w+", i))
+    if bad:
+        _usage_error(f"--forget takes example ids like ch14:triton_norm, not {' '.join(bad)}")
+    if not runs and not forgotten:
+        _usage_error("pass the run directory of a full `bench run` on a GPU (or --forget ids)")
     try:
         records = [load_run(path) for path in runs]
     except ValueError as exc:
@@ -478,7 +493,7 @@ def readme(runs: List[Path] = typer.Argument(..., help=(
             typer.echo(f"{path}: not written into READMEs: {why}", err=True)
         else:
             kept.append(record)
-    if not kept:
+    if runs and not kept:
         _usage_error("no run to write from: pass the run directory of a full `bench run` on a GPU")
     records = kept
     wanted = None
@@ -487,7 +502,7 @@ def readme(runs: List[Path] = typer.Argument(..., help=(
         if not all(d.isdigit() for d in digits):
             _usage_error(f"--chapter takes chapters like ch15 or 15, not {' '.join(chapter)}")
         wanted = {f"ch{int(d):02d}" for d in digits}
-    for readme_path in write_tables(records, chapters_root(), wanted):
+    for readme_path in write_tables(records, chapters_root(), wanted, keep_others, forgotten):
         typer.echo(f"wrote {readme_path}")
 
 

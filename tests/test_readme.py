@@ -93,3 +93,40 @@ def test_cpu_and_smoke_runs_are_not_written_into_readmes(tmp_path, monkeypatch):
     assert result.exit_code == 2, result.output
     assert "a CPU run" in result.output and "a smoke run" in result.output
     assert (tmp_path / "ch90" / "README.md").read_text() == PROSE  # no "(? SMs, driver ?" block
+
+
+def test_keep_others_replaces_only_the_re_measured_pairs_rows(tmp_path):
+    (tmp_path / "ch90").mkdir()
+    readme = tmp_path / "ch90" / "README.md"
+    readme.write_text(PROSE)
+    full = record("20261123-010000", "h100", "aaa1111", 1.0, "x")
+    full.pairs.append(pair_result(side(3.0), side(1.0), (2.9, 3.1), name="y"))
+    full.pairs[-1].examples[0].teaching = False
+    write_tables([full], tmp_path)
+    assert "3.00x" in readme.read_text()
+    # one pair re-measured: without --keep-others the block would shrink to it
+    write_tables([record("20261128-010000", "h100", "bbb2222", 0.5, "x")], tmp_path, keep_others=True)
+    text = readme.read_text()
+    assert "4.00x" in text and "2.00x" not in text and "3.00x" in text  # y kept, x replaced
+    assert "1 row from `bench run --update-expectations` on 2026-11-28 at commit bbb2222" in text
+    assert "earlier rows from `bench run --update-expectations` on 2026-11-23 at commit aaa1111" in text
+    assert text.index("ch90:x") < text.index("ch90:y")  # one table, sorted by pair
+    assert text.count(begin("h100")) == 1 and "Kept." in text
+
+
+def test_forget_drops_a_changed_pairs_rows_from_blocks_without_a_run(tmp_path, monkeypatch):
+    (tmp_path / "ch90").mkdir()
+    readme = tmp_path / "ch90" / "README.md"
+    readme.write_text(PROSE)
+    both = record("20261123-010000", "h200", "aaa1111", 1.0, "x")
+    both.pairs.append(pair_result(side(3.0), side(1.0), (2.9, 3.1), name="y"))
+    write_tables([both], tmp_path)
+    monkeypatch.setenv("AISP_ROOT", str(tmp_path))
+    result = CliRunner().invoke(app, ["bench", "readme", "--forget", "ch90:x"])
+    assert result.exit_code == 0, result.output
+    text = readme.read_text()
+    assert "ch90:x" not in text and "ch90:y" in text and "3.00x" in text
+    assert "earlier rows from" in text and "2 rows from" not in text  # the count no longer holds
+    bad = CliRunner().invoke(app, ["bench", "readme", "--forget", "triton_norm"])
+    assert bad.exit_code == 2 and "ch14:triton_norm" in bad.output
+    assert CliRunner().invoke(app, ["bench", "readme"]).exit_code == 2
