@@ -186,10 +186,12 @@ FP32_TOLERANCE = Tolerance(rtol=1e-3, atol=1e-3)
 # bf16 autocast against fp32, CPU path, 3 seeds: per-token losses within 2e-3 (4e-4 relative),
 # gradient sketches within 0.04, log-RMS within 2e-3, move RMS/lr within 2e-3, but the move
 # sketches within 0.2: Adam moves each element by ~lr times the sign of its gradient, and
-# elements whose gradient is near zero flip sign between bf16 and fp32. atol 0.3 covers that
-# with 1.5x headroom; sketches of a wrong gradient or move differ by O(1) in most of their
-# 64 values, and a missing or extra step moves the move RMS/lr (~2 for 3 steps) by ~1/steps.
-BF16_TOLERANCE = Tolerance(rtol=2e-2, atol=0.3)
+# elements whose gradient is near zero flip sign between bf16 and fp32. Over 80 CPU runs of
+# all five stages (random seeds, 2026-11-28) one move-sketch element differed by 0.34, which
+# failed the atol 0.3 set from 3 seeds; atol 0.45 covers it with 1.3x headroom. Sketches of a
+# wrong gradient or move differ by O(1) in most of their 64 values, and a missing or extra
+# step moves the move RMS/lr (~2 for 3 steps) by ~1/steps.
+BF16_TOLERANCE = Tolerance(rtol=2e-2, atol=0.45)
 
 
 # --- the job -------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ def constant(path: Path, name: str, default: object = None) -> object:
 
 
 def expected(path: Path) -> str:
-    """The file's EXPECT: "pass", a phrase the failure reason must contain, or "gate: STATUS"
+    """The file's EXPECT: "pass", a phrase the failure reason must contain, or "gate: STATUS|STATUS"
     (the pair runs and its gate verdict against its STORED entry is STATUS)."""
     want = constant(path, "EXPECT")
     assert want, f"{path.name} sets no EXPECT"
@@ -103,7 +103,10 @@ def check_verdicts(chapter: Path, rows: dict) -> list[str]:
             assert gate != "rules changed", f"{name} (honest): {row.expectation.message}"
         elif want.startswith("gate: "):
             assert row.status == "ok", f"{name}: {row.reason}"
-            assert gate == want[len("gate: "):], f"{name}: {gate}: {row.expectation.message}"
+            assert gate in want[len("gate: "):].split("|"), f"{name}: {gate}: {row.expectation.message}"
+            stored = (constant(file, "STORED") or {}).get("speedup")
+            if gate in ("regression", "inconclusive") and stored:  # whatever the noise: no pay
+                assert row.speedup < stored / 2, f"{name}: {row.speedup:.2f}x against stored {stored}x"
         elif row.status == "ok" and constant(file, "TIMED_IN_FULL_OK"):
             assert row.speedup <= 1.1, f"{name} (cheat) passed with {row.speedup}"  # gained nothing
         else:
