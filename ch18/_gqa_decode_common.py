@@ -11,10 +11,10 @@ the step should cost a quarter too: if each KV head is read once for its 4 query
   without its length mask: every sequence has the same length). Each KV byte is read once.
   optimized: the same SDPA call on the unfolded query with `enable_gqa=True`. For a
   one-token query FlashAttention-2 folds the group into the query rows itself (flash_api's
-  `seqlenq_ngroups_swapped`), so both sides launch the same split-KV kernel over the same
-  256 MiB: byte ratio 1:1, expected ~1x, declared (`negative_result`) so a tie is not
-  gated as a regression. The lesson: GQA's saving needs only that each KV head be read
-  once, which either spelling gets.
+  `seqlenq_ngroups_swapped`), so both sides were expected to launch the same split-KV kernel
+  over the same 256 MiB (byte ratio 1:1); an H100 measured 1.06x, both at 94% of the copy
+  ceiling. The lesson: GQA's saving needs only that each KV head be read once, which either
+  spelling gets.
 - `gqa_decode_repeat_kv` (teaching), baseline: `repeat_interleave` the KV heads up to 16,
   then SDPA with equal head counts: the `repeat_kv` that Hugging Face's Llama attention
   applied before SDPA. It writes a 4x copy of the cache (1 GiB), reads it back and reads

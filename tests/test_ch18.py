@@ -56,7 +56,7 @@ def test_decode_shapes_are_the_shared_decoders_gqa_and_long():
     ("flexdecoding", ("baseline_flexdecoding.SdpaDecode", "optimized_flexdecoding.FlexDecode")),
     ("gqa_decode", ("baseline_gqa_decode.FoldedQuerySdpa", "optimized_gqa_decode.SdpaEnableGqa")),
     ("gqa_decode_repeat_kv", ("baseline_gqa_decode_repeat_kv.RepeatKvThenSdpa",
-                              "optimized_gqa_decode_repeat_kv.SdpaEnableGqaNoCopy")),
+                              "optimized_gqa_decode_repeat_kv.SdpaEnableGqa")),
 ])
 def test_decode_sides_match_each_other_and_the_float64_reference(stem, names):
     import importlib
@@ -147,12 +147,12 @@ def test_teaching_tags_mark_the_copying_baselines_only():
     from ch18.baseline_mla_decode import CachedKvMla
     from ch18.baseline_mla_decode_decompress import DecompressMla
     from ch18.optimized_gqa_decode import SdpaEnableGqa
-    from ch18.optimized_gqa_decode_repeat_kv import SdpaEnableGqaNoCopy
+    from ch18.optimized_gqa_decode_repeat_kv import get_benchmark as against_the_copy
 
     assert RepeatKvThenSdpa.teaching and DecompressMla.teaching
     assert not FoldedQuerySdpa.teaching and not CachedKvMla.teaching
-    # the headline GQA pair is a declared tie; against the copy it is a gain, not a tie
-    assert SdpaEnableGqa.negative_result and not SdpaEnableGqaNoCopy.negative_result
+    # no negative declarations: the H100 measured enable_gqa 1.06x over the folded query
+    assert against_the_copy is SdpaEnableGqa and not SdpaEnableGqa.negative_result
 
 
 def test_mla_absorption_identity_per_head():
