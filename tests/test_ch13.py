@@ -226,30 +226,23 @@ def test_sketch_is_scale_free_and_sees_a_wrong_gradient():
 
 # ---------------------------------------------------------------- optimizer and training baselines
 
-def _optimizer_side(module: str):
-    bench = importlib.import_module(f"ch13.{module}").get_benchmark()
-    bench.ctx = BenchContext(seed=0, device="cpu")
-    bench.setup(bench.ctx)
-    return bench
-
-
 def test_optimizer_baselines_are_torchs_default_or_tagged_teaching():
     """The headline pair starts from AdamW as torch builds it by default (foreach on a GPU);
     the per-parameter loop survives only as the teaching pair's baseline."""
-    fused_base = _optimizer_side("baseline_optimizer_fused")
+    fused_base = _bench("baseline_optimizer_fused")
     defaults = fused_base.opt.defaults
     assert defaults["foreach"] is None and not defaults["fused"]  # nothing chosen: torch's default
     assert not getattr(fused_base, "teaching", False)
-    assert _optimizer_side("optimized_optimizer_fused").opt.defaults["fused"] is True
-    loop = _optimizer_side("baseline_optimizer_foreach")
+    assert _bench("optimized_optimizer_fused").opt.defaults["fused"] is True
+    loop = _bench("baseline_optimizer_foreach")
     assert loop.teaching and loop.opt.defaults["foreach"] is False
-    assert _optimizer_side("optimized_optimizer_foreach").opt.defaults["foreach"] is True
+    assert _bench("optimized_optimizer_foreach").opt.defaults["foreach"] is True
 
 
 def test_optimizer_sides_take_the_same_step():
     from core.verify import compare
 
-    sides = [_optimizer_side(m) for m in ("baseline_optimizer_fused", "optimized_optimizer_fused",
+    sides = [_bench(m) for m in ("baseline_optimizer_fused", "optimized_optimizer_fused",
                                           "baseline_optimizer_foreach", "optimized_optimizer_foreach")]
     grads = sides[0].make_inputs(5)
     outs = [s.run([g.clone() for g in grads]) for s in sides]
