@@ -97,9 +97,10 @@ class DecodeStack(nn.Module):
 
     @staticmethod
     def rms_norm(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-        x32 = x.to(torch.promote_types(x.dtype, torch.float32))  # fp32 stats (fp64 in reference)
-        normed = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + EPS)
-        return normed.to(x.dtype) * weight
+        # torch's fused kernel (fp32 statistics for bf16 input): one launch, where the step
+        # spelled out by hand (cast, pow, mean, add, rsqrt, mul, cast, mul) launched 8 per
+        # norm, 72 of the eager step's 120 kernels, and flattered the graph to 3.7x
+        return F.rms_norm(x, (x.shape[-1],), weight, EPS)
 
 
 class DecodeBench(Benchmark):
