@@ -18,6 +18,7 @@ from ch04._ddp_common import DataParallelStep
 
 class SingleProcessDataParallel(DataParallelStep):
     supports_cpu = False  # DataParallel needs CUDA devices
+    teaching = True  # the newcomer's one-line change PyTorch's docs steer away from
     rank0_output = True
 
     def setup(self, ctx):

@@ -11,6 +11,9 @@ from ch17._prefill_decode_disagg_common import HandoffBench, blocking_handoff
 
 
 class BlockingHandoff(HandoffBench):
+    # its host synchronize() "to be safe" after each copy is what the book warns about; a
+    # plain cross-device copy_ is already ordered on the GPU (an audit, 2026-11-28)
+    teaching = True
     goal = "speed"  # the baseline of a goodput pair: the harness replays it beside the optimized side
     transfer = staticmethod(blocking_handoff)
 

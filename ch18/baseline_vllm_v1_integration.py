@@ -8,6 +8,7 @@ from ch18._vllm_v1_integration_common import VllmGenerateBench
 
 class VllmEager(VllmGenerateBench):
     enforce_eager = True
+    teaching = True  # not vLLM's default (it compiles and graphs): what its defaults buy
 
 
 get_benchmark = VllmEager
