@@ -144,10 +144,21 @@ class SmClock:
             import torch
 
             pynvml.nvmlInit()  # reference-counted: clocks()'s shutdowns leave it open
-            self._handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+            self._handle = self._this_gpu(pynvml, torch)
             self._nvml = pynvml
         except Exception:  # noqa: BLE001 - NVML missing or no driver: no clock to read
             self._handle = None
+
+    @staticmethod
+    def _this_gpu(pynvml: Any, torch: Any) -> Any:
+        """This process's GPU by its PCI address (NVML numbers GPUs ignoring
+        CUDA_VISIBLE_DEVICES, which gives each rank of a multi-GPU pair its own device 0)."""
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        try:
+            bus = f"{props.pci_domain_id:08X}:{props.pci_bus_id:02X}:{props.pci_device_id:02X}.0"  # as NVML prints it
+            return pynvml.nvmlDeviceGetHandleByPciBusId(bus)
+        except Exception:  # noqa: BLE001 - an older torch or driver: the CUDA index
+            return pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
 
     def sample(self, side: str) -> None:
         if self._handle is None:

@@ -46,9 +46,8 @@ def escaped_work(batches: Iterable[Any], gap_ms: float, device: str) -> str | No
     # ~20-50 µs on an H100): when the host is the slower one, the GPU waits up to that long for
     # the next sample. Measured on an H100 with 46 µs calls: 6-9% of a batch's wall time in no
     # sample without refills, 5-20% with them, and up to 31% for honest sides of the planted
-    # suite (~30 sides a round), which the per-step allowance alone then flagged. That much
-    # allowance let the planted side-stream cheat through on an H100 (its launches back-pressured
-    # the host into its samples, and its kept output read right): left_running catches it.
+    # suite (~30 sides a round), which the per-step allowance alone then flagged. Work left
+    # running after a call is also looked for call by call (left_running, below).
     harness_idle = sum(b.harness_host_ms for b in batches)
     allowed = (ESCAPE_SLACK_MS * len(batches) + steps * (GAP_FACTOR * gap_ms + GAP_FLOOR_MS)
                + ESCAPE_FRACTION * wall + harness_idle)

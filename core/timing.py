@@ -254,7 +254,7 @@ def launch_gap_ms(device: str, calls: int = 200) -> float:
 
 @dataclass
 class Probe:
-    """One side's calls timed one at a time from an empty queue (medians of a few, ms)."""
+    """One side's calls timed one at a time from an empty queue (ms)."""
 
     host_ms: float  # host time to enqueue one call (the least seen: interruptions only add;
     # the median of 5 once called a 10 µs kernel launch 197 µs, and its side host-bound)
