@@ -10,7 +10,12 @@ link bandwidths, from which `all_to_all_seconds` prices a plan.
 Link figures: NVLink between GPUs of a node, InfiniBand/RoCE between nodes. With two GPUs
 visible, the NVLink figure is measured (core.multigpu.p2p_copy, GPU 0 → 1); otherwise both
 are *assumed* and labelled so: 450 GB/s per direction per GPU (H100/H200 SXM, NVLink 4) and
-50 GB/s per GPU between nodes (one 400 Gb/s NDR NIC per GPU).
+50 GB/s per GPU between nodes (one 400 Gb/s NDR NIC per GPU). The experts' own GEMMs are
+priced too, at an *assumed* 600 TFLOP/s of bf16 per GPU (75% of an H100's measured bf16
+ceiling, a grouped GEMM's share): a step is dispatch, then the busiest GPU's expert work,
+then combine, without overlap (DeepEP's two-batch overlap would hide part of one behind the
+other). Without that term the model credited locality with the traffic it saves and charged
+nothing for the load it concentrates.
 
 The routing has structure, as trained routers do: experts co-activate in groups ("topics": a
 token about code keeps choosing the same handful of experts). Here the model's topics are a
@@ -22,8 +27,10 @@ its tokens' logits favour that topic's experts. Placement decides the traffic:
   the co-activation counts, and a greedy partition puts experts that fire together on one
   GPU (equal expert counts per GPU); a token's experts then sit on few GPUs, one copy each.
 Both sides route every token to the same experts (the verified output: expert ids and tokens
-per expert); only where those experts live differs. The per-GPU compute balance is reported
-beside the link time, because grouping co-activated experts can concentrate load.
+per expert); only where those experts live differs. Grouping co-activated experts
+concentrates load on the GPUs holding a popular topic, so the expert-compute term matters:
+`python -m ch17._moe_router_topology_common --sweep` prints the modelled gain over the topic
+bias and the link speeds (README).
 """
 from __future__ import annotations
 
@@ -35,6 +42,7 @@ from core.benchmark import BenchContext, Benchmark, Workload
 
 ASSUMED_NVLINK_GBPS = 450.0  # per direction per GPU, H100/H200 SXM (NVLink 4): assumed
 ASSUMED_INTERNODE_GBPS = 50.0  # per GPU: one 400 Gb/s NDR NIC: assumed
+ASSUMED_EXPERT_TFLOPS = 600.0  # bf16 grouped GEMM per GPU: assumed (75% of an H100's 800)
 
 
 @dataclass(frozen=True)
@@ -49,21 +57,23 @@ class Cluster:
     seq_len: int  # tokens per sequence (one topic each)
     hidden: int  # d_model: bf16 bytes sent per token copy = 2 * hidden
     topic_bias: float  # logit bonus of a sequence's topic experts
+    expert_ffn: int  # an expert's intermediate width: 3 GEMMs of 2 * hidden * expert_ffn per token
 
     @property
     def gpus(self) -> int:
         return self.nodes * self.gpus_per_node
 
 
-# Qwen3-235B-A22B-like: 128 experts, top-8, d_model 4096; expert parallel over 2 nodes × 8 GPUs
+# Qwen3-235B-A22B-like: 128 experts, top-8, d_model 4096, expert width 1536; expert parallel over
+# 2 nodes × 8 GPUs
 # 16 steps per call: a step's time is its busiest GPU's, and which GPU that is, and by how much,
 # changes with each step's mix of sequences. One step per call put the per-seed ratio of the
 # two placements anywhere in 1.34-1.60 (12 seeds, priced on the CPU at these sizes), wider
 # than a stored ratio may be; the sum over 16 steps kept it within 1.43-1.51.
 GPU_CLUSTER = Cluster(nodes=2, gpus_per_node=8, experts=128, top_k=8, topics=16, tokens=16384,
-                      steps=16, seq_len=256, hidden=4096, topic_bias=2.0)
+                      steps=16, seq_len=256, hidden=4096, topic_bias=2.0, expert_ffn=1536)
 CPU_CLUSTER = Cluster(nodes=2, gpus_per_node=2, experts=16, top_k=2, topics=4, tokens=256,
-                      steps=2, seq_len=16, hidden=64, topic_bias=2.0)
+                      steps=2, seq_len=16, hidden=64, topic_bias=2.0, expert_ffn=128)
 
 
 def topic_of_experts(cluster: Cluster, seed: int, device: str) -> torch.Tensor:
@@ -166,14 +176,31 @@ def all_to_all_seconds(sent: torch.Tensor, cluster: Cluster, links: Links) -> fl
     return 2 * worst  # the combine sends the same bytes back
 
 
+def expert_seconds(ids: torch.Tensor, gpu_of_expert: torch.Tensor, cluster: Cluster,
+                   tflops: float = ASSUMED_EXPERT_TFLOPS) -> float:
+    """Modelled time of one step's expert GEMMs: the busiest GPU's token-expert pairs, each
+    three GEMMs of 2 * hidden * expert_ffn FLOPs (gate, up, down), at `tflops` per GPU."""
+    per_gpu = torch.bincount(gpu_of_expert[ids].flatten(), minlength=cluster.gpus)
+    flops = float(per_gpu.max()) * 6 * cluster.hidden * cluster.expert_ffn
+    return flops / (tflops * 1e12)
+
+
+def step_seconds(ids: torch.Tensor, gpu_of_expert: torch.Tensor, cluster: Cluster,
+                 links: Links) -> float:
+    """One MoE step as modelled: dispatch + the busiest GPU's experts + combine."""
+    return (all_to_all_seconds(dispatch_bytes(ids, gpu_of_expert, cluster), cluster, links)
+            + expert_seconds(ids, gpu_of_expert, cluster))
+
+
 class TopologyBench(Benchmark):
     supports_cpu = True
     description = "simulated: expert placement over a modelled 2-node cluster, traffic priced at link GB/s"
     cpu_bound = ("the timed work is a few small routing/planning kernels, host-launch bound; the "
                  "placement's gain is the simulated all-to-all time, see ch17/README.md")
-    simulated = ("expert placement over a modelled 2-node cluster: the all-to-all's time is "
-                 "priced at link GB/s (python -m ch17._moe_router_topology_common prints it); "
-                 "the time column is the routing and planning kernels")
+    simulated = ("expert placement over a modelled 2-node cluster: each step's all-to-all is "
+                 "priced at link GB/s and its busiest GPU's expert GEMMs at 600 TFLOP/s, all "
+                 "assumed (python -m ch17._moe_router_topology_common prints them); the time "
+                 "column is the routing and planning kernels")
     links: Links | None = None  # link_figures(), priced once per side
 
     @property
@@ -208,14 +235,14 @@ class TopologyBench(Benchmark):
         return ids, torch.bincount(ids.flatten(), minlength=self.cluster.experts)
 
     def simulated_cost(self, logits: torch.Tensor) -> float:
-        """Goal simulated_cost: the modelled seconds of dispatch + combine for these steps
-        under this side's placement, summed. Both sides plan the same routing, so the
-        planning's own time (the time column) is about equal; this is what the placement buys."""
+        """Goal simulated_cost: the modelled seconds of these steps (dispatch, the busiest GPU's
+        experts, combine) under this side's placement, summed. Both sides plan the same
+        routing, so the planning's own time (the time column) is about equal; this is what
+        the placement buys, traffic saved against load concentrated."""
         if self.links is None:
             self.links = link_figures()
         ids = logits.topk(self.cluster.top_k, dim=-1).indices
-        return sum(all_to_all_seconds(dispatch_bytes(step, self.gpu_of_expert, self.cluster),
-                                      self.cluster, self.links) for step in ids)
+        return sum(step_seconds(step, self.gpu_of_expert, self.cluster, self.links) for step in ids)
 
     def workload(self) -> Workload:
         return Workload(units=self.cluster.tokens * self.cluster.steps,
@@ -233,13 +260,59 @@ def report(bench: TopologyBench, seed: int = 0, links: Links | None = None) -> s
     node = torch.arange(c.gpus) // c.gpus_per_node
     across = float(sent[:, node[:, None] != node[None, :]].sum()) / c.steps
     seconds = sum(all_to_all_seconds(step, c, links) for step in sent) / c.steps
+    steps = ids.view(c.steps, -1, c.top_k)
+    compute = sum(expert_seconds(step, bench.gpu_of_expert, c) for step in steps) / c.steps
     imbalance = float(per_gpu.max() / per_gpu.float().mean())
-    return (f"{type(bench).__name__:>18}: simulated dispatch+combine {seconds * 1e3:.3g} ms per "
-            f"step, {float(sent.sum()) / c.steps / 2**20:.3g} MiB sent per step ({across / 2**20:.3g} "
+    return (f"{type(bench).__name__:>18}: simulated dispatch+combine {seconds * 1e3:.3g} ms and "
+            f"busiest GPU's experts {compute * 1e3:.3g} ms per step, "
+            f"{float(sent.sum()) / c.steps / 2**20:.3g} MiB sent per step ({across / 2**20:.3g} "
             f"MiB between nodes), busiest GPU's expert load {imbalance:.2f}× the mean; {links}")
 
 
-if __name__ == "__main__":  # python -m ch17._moe_router_topology_common: each side's simulated time
+def sweep(biases: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0),
+          internode: tuple[float, ...] = (25.0, 50.0, 100.0), seed: int = 1) -> str:
+    """The modelled gain (uniform's cost over locality's, one call of GPU_CLUSTER's 16 steps)
+    over the router's topic bias and the inter-node bandwidth, with and without the experts'
+    compute priced: a markdown table. On the CPU: the model needs no GPU."""
+    from dataclasses import replace
+
+    from ch17.baseline_moe_router_topology import UniformPlacement
+    from ch17.optimized_moe_router_topology import LocalityAwarePlacement
+
+    context = BenchContext(seed=0, device="cpu")
+    rows = ["| topic bias | locality's busiest GPU, load over the call | " +
+            " | ".join(f"{g:g} GB/s between nodes" for g in internode) + " | links only, 50 GB/s |",
+            "|---|---|" + "---|" * (len(internode) + 1)]
+    for bias in biases:
+        cluster = replace(GPU_CLUSTER, topic_bias=bias)
+        sides = []
+        for cls in (UniformPlacement, LocalityAwarePlacement):
+            side = type(cls.__name__, (cls,), {"cluster": cluster})()
+            side.ctx = context
+            side.setup(context)
+            sides.append(side)
+        logits = sides[0].make_inputs(seed)
+        ids = logits.topk(cluster.top_k, dim=-1).indices
+        cells = []
+        for gbps in internode:
+            links = Links(ASSUMED_NVLINK_GBPS, gbps, False)
+            cost = [sum(step_seconds(s, side.gpu_of_expert, cluster, links) for s in ids) for side in sides]
+            cells.append(f"{cost[0] / cost[1]:.2f}×")
+        links = Links(ASSUMED_NVLINK_GBPS, ASSUMED_INTERNODE_GBPS, False)
+        traffic = [sum(all_to_all_seconds(dispatch_bytes(s, side.gpu_of_expert, cluster), cluster, links)
+                       for s in ids) for side in sides]
+        load = torch.bincount(sides[1].gpu_of_expert[ids].flatten(), minlength=cluster.gpus).float()
+        rows.append(f"| {bias:g} | {float(load.max() / load.mean()):.2f}× the mean | "
+                    + " | ".join(cells) + f" | {traffic[0] / traffic[1]:.2f}× |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":  # python -m ch17._moe_router_topology_common [--sweep]
+    import sys
+
+    if "--sweep" in sys.argv:
+        print(sweep())
+        raise SystemExit(0)
     from ch17.baseline_moe_router_topology import UniformPlacement
     from ch17.optimized_moe_router_topology import LocalityAwarePlacement
 
