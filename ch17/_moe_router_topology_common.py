@@ -7,10 +7,11 @@ per destination GPU as DeepEP and Megatron's all-to-all dispatchers do, and the 
 puts on every GPU pair). What is modelled: the cluster (`nodes` × `gpus_per_node`) and its
 link bandwidths, from which `all_to_all_seconds` prices a plan.
 
-Link figures: NVLink between GPUs of a node, InfiniBand/RoCE between nodes. With two GPUs
-visible, the NVLink figure is measured (core.multigpu.p2p_copy, GPU 0 → 1); otherwise both
-are *assumed* and labelled so: 450 GB/s per direction per GPU (H100/H200 SXM, NVLink 4) and
-50 GB/s per GPU between nodes (one 400 Gb/s NDR NIC per GPU). The experts' own GEMMs are
+Link figures: NVLink between GPUs of a node, InfiniBand/RoCE between nodes, both *assumed*
+and named in the pair's expectations key (`sim_<simulated_key>`, on any machine): 450 GB/s
+per direction per GPU (H100/H200 SXM, NVLink 4) and 50 GB/s per GPU between nodes (one
+400 Gb/s NDR NIC per GPU). With two GPUs visible, `python -m ch17._moe_router_topology_common`
+also prints the NVLink measured (core.multigpu.p2p_copy, GPU 0 → 1), as context. The experts' own GEMMs are
 priced too, at an *assumed* 600 TFLOP/s of bf16 per GPU (75% of an H100's measured bf16
 ceiling, a grouped GEMM's share): a step is dispatch, then the busiest GPU's expert work,
 then combine, without overlap (DeepEP's two-batch overlap would hide part of one behind the
@@ -201,7 +202,10 @@ class TopologyBench(Benchmark):
                  "priced at link GB/s and its busiest GPU's expert GEMMs at 600 TFLOP/s, all "
                  "assumed (python -m ch17._moe_router_topology_common prints them); the time "
                  "column is the routing and planning kernels")
-    links: Links | None = None  # link_figures(), priced once per side
+    # what the simulated cost depends on (its expectations key, `sim_<this>`): the cluster,
+    # the assumed link and GEMM figures; the GPU that runs the routing is not in it
+    simulated_key = "moe_ep_2n8g_nvl450_ib50_gemm600"
+    links = Links(ASSUMED_NVLINK_GBPS, ASSUMED_INTERNODE_GBPS, False)  # named in simulated_key
 
     @property
     def cluster(self) -> Cluster:
@@ -239,8 +243,6 @@ class TopologyBench(Benchmark):
         experts, combine) under this side's placement, summed. Both sides plan the same
         routing, so the planning's own time (the time column) is about equal; this is what
         the placement buys, traffic saved against load concentrated."""
-        if self.links is None:
-            self.links = link_figures()
         ids = logits.topk(self.cluster.top_k, dim=-1).indices
         return sum(step_seconds(step, self.gpu_of_expert, self.cluster, self.links) for step in ids)
 
@@ -251,7 +253,7 @@ class TopologyBench(Benchmark):
 
 def report(bench: TopologyBench, seed: int = 0, links: Links | None = None) -> str:
     """The simulated all-to-all time and the per-GPU expert load balance for `bench` (set up)."""
-    links = links or link_figures()
+    links = links or bench.links
     c = bench.cluster
     ids, per_expert = bench.run(bench.make_inputs(seed))
     per_gpu = torch.zeros(c.gpus, dtype=torch.long, device=per_expert.device)
@@ -321,3 +323,6 @@ if __name__ == "__main__":  # python -m ch17._moe_router_topology_common [--swee
         side.ctx = context
         side.setup(context)
         print(report(side, seed=1))
+    measured = link_figures()
+    if measured.measured_nvlink:
+        print(f"this machine: {measured}")

@@ -34,6 +34,9 @@ class Declarations:
     tolerance: tuple[float, float] | None = None  # (rtol, atol); None: the default by dtype
     precision: str = ""
     simulated: str = ""
+    # what a simulated_cost result depends on instead of the GPU (the model and its assumed
+    # figures): its entry is stored under `sim_<simulated_key>` (core.expectations.pair_key)
+    simulated_key: str = ""
 
     @classmethod
     def of(cls, baseline: object, variant: object) -> Declarations:
@@ -48,7 +51,8 @@ class Declarations:
                    timing_mode=either("timing_mode", "hot"), stateful=bool(either("stateful", False)),
                    inplace=bool(either("inplace", False)),
                    tolerance=(float(tol[0]), float(tol[1])) if tol is not None else None,
-                   precision=option(variant, "precision", ""), simulated=either("simulated", ""))
+                   precision=option(variant, "precision", ""), simulated=either("simulated", ""),
+                   simulated_key=either("simulated_key", ""))
 
     def to_dict(self) -> dict[str, Any]:
         """The declarations that differ from the defaults (what an entry stores)."""

@@ -33,7 +33,10 @@ class Row:
 
 
 def gpu_label(key: str) -> str:
-    """`h100` → `H100`, `2x_h200` → `2×H200`."""
+    """`h100` → `H100`, `2x_h200` → `2×H200`, `sim_<model>` → `modelled` (a cost the pair's
+    model prices, the same on any GPU: core.expectations.pair_key)."""
+    if key.startswith("sim_"):
+        return "modelled"
     count, _, gpu = key.rpartition("x_")
     return f"{count}×{gpu.upper()}" if count.isdigit() else key.upper()
 

@@ -228,3 +228,21 @@ def test_the_ceiling_check_reads_the_stored_rates(tmp_path):
     entry["optimized_rates"]["pct_of_ceiling"] = 99.0
     (tmp_path / "ch90" / "expectations_h100.json").write_text(json.dumps({"examples": {"add": entry}}))
     assert stored_rates_above_ceiling(tmp_path) == []
+
+
+def test_a_modelled_cost_is_keyed_by_its_model_not_the_gpu():
+    from core.declarations import Declarations
+    from core.expectations import pair_key
+    from core.record import ExampleResult, PairResult
+
+    def result(goal: str, model: str, ranks: int = 1) -> PairResult:
+        ex = ExampleResult(name="x", id="ch90:x", file="ch90/optimized_x.py", goal=goal,
+                           declarations=Declarations(goal=goal, simulated_key=model))
+        return PairResult(pair="ch90:x", examples=[ex], ranks=ranks)
+
+    assert pair_key("h100", result("simulated_cost", "ep16_nvl450")) == "sim_ep16_nvl450"
+    assert pair_key("h200", result("simulated_cost", "ep16_nvl450")) == "sim_ep16_nvl450"
+    assert pair_key("cpu_intel_xeon", result("simulated_cost", "ep16_nvl450")) == "sim_ep16_nvl450_cpu_sizes"
+    assert pair_key("h100", result("simulated_cost", "")) == "h100"  # names no model: the GPU's
+    assert pair_key("h100", result("goodput", "ep16_nvl450")) == "h100"  # measured step costs
+    assert pair_key("h200", result("speed", "", ranks=2)) == "2x_h200"

@@ -53,6 +53,7 @@ def test_the_table_is_placed_between_its_markers_and_rewriting_changes_nothing(t
 
 def test_labels_and_sentences():
     assert gpu_label("h100") == "H100" and gpu_label("2x_h200") == "2×H200"
+    assert gpu_label("sim_moe_ep_2n8g_nvl450_ib50_gemm600") == "modelled"
     assert gpu_label("4x_h100") == "4×H100"
     assert first_sentence(REPO_ROOT / "nope.py") == ""
 
