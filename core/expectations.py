@@ -28,11 +28,9 @@ def pair_key(key: str, result: Any) -> str:
     `simulated_key`), `sim_<that key>` on whatever GPU ran it: no GPU is in the number. A
     CPU run models the pair's CPU sizes, so its entries are `sim_<key>_cpu_sizes`."""
     examples = getattr(result, "examples", [])
-    models = {ex.declarations.simulated_key for ex in examples
-              if getattr(ex, "goal", "") == "simulated_cost"}
-    if examples and len(models) == 1 and "" not in models and \
-            all(getattr(ex, "goal", "") == "simulated_cost" for ex in examples):
-        return f"sim_{models.pop()}" + ("_cpu_sizes" if key.startswith("cpu") else "")
+    models = {goals.goal_of(ex.goal).model_key(ex) for ex in examples}
+    if examples and len(models) == 1 and "" not in models:
+        return models.pop() + ("_cpu_sizes" if key.startswith("cpu") else "")
     ranks = getattr(result, "ranks", 1)
     return f"{ranks}x_{key}" if ranks > 1 else key
 

@@ -104,6 +104,11 @@ class Goal:
     def host_bound_advice(self) -> str:
         return "if the GPU's time is what the pair is about, declare timing_mode = 'graph'"
 
+    def model_key(self, ex: ExampleResult) -> str:
+        """What this result depends on instead of the machine that ran it (its expectations
+        key, core.expectations.pair_key); "" when the machine is in the number."""
+        return ""
+
 
 def stored_ratio(entry: dict[str, Any] | None, goal: Goal) -> float | None:
     value = (entry or {}).get(goal.field)

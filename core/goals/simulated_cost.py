@@ -58,6 +58,11 @@ class SimulatedCost(Goal):
             if name in costs:
                 side.simulated_costs = costs[name]
 
+    def model_key(self, ex: ExampleResult) -> str:
+        """`sim_<simulated_key>` where the pair names its model: its modelled cost needs no GPU."""
+        key = ex.declarations.simulated_key
+        return f"sim_{key}" if key else ""
+
     def ratios(self, ex: ExampleResult) -> list[float]:
         """Per input seed, the baseline's simulated seconds over the optimized side's."""
         if ex.baseline is None or ex.timing is None:
