@@ -9,7 +9,8 @@ with cuFile once in setup(), as cuFile recommends for a buffer reused by many re
 Where GDS is unavailable (no nvidia-fs driver, an unsupported file system, a container
 without /run/udev), kvikio runs in compatibility mode: POSIX reads into its own pinned
 bounce buffers, then copies to the GPU, which is the baseline's data path with kvikio's
-pipelining. setup() prints which mode ran; README.md says how to read the result in each.
+pipelining, not GPUDirect Storage. The side then SKIPs (`unavailable`): its speedup would be
+kvikio's thread pool against ours, under GDS's name. setup() prints which mode ran.
 
 cuFile writes GPU memory outside CUDA stream order, so run() first waits for the work the
 current stream may still have queued on the destination (the previous call's readers).
@@ -45,6 +46,12 @@ def kvikio_mode() -> str:
 
 
 class CuFileRead(FileToGpu):
+    def unavailable(self) -> str | None:
+        mode = kvikio_mode()
+        if "compatibility mode ON" in mode:
+            return f"GPUDirect Storage is not available here ({mode})"
+        return None
+
     def setup(self, ctx: BenchContext) -> None:
         import kvikio
         import kvikio.defaults

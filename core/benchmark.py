@@ -15,7 +15,9 @@ and optionally `reference(inputs)` (a trusted answer, checked against the baseli
 `timing_mode` ("hot"; "cold": L2 flushed before each sample; "graph": CUDA-graph replay, for
 kernels shorter than the host's launch), `goal` (what the gate judges, one of
 core.goals.NAMES), `teaching`, `negative_result`,
-`stateful`, `inplace`, `precision`, `seed_sensitive`, `rank0_output`, `cpu_bound` and
+`stateful`, `inplace`, `precision`, `seed_sensitive`, `rank0_output`, `cpu_bound`,
+`unavailable()` (why this machine cannot show the technique although `requires` is met,
+e.g. GPUDirect Storage in kvikio's compatibility mode: a SKIP with that reason) and
 `teardown()`. The harness sets `self.ctx` before it calls setup().
 
 The pair owns the rules that judge it (contract v3): the input builder, `workload()`,

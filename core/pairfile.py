@@ -45,7 +45,7 @@ def unmet_requirement(bench: object, device: str) -> str | None:
     if device == "cpu":
         if req.cuda and not option(bench, "supports_cpu", False):
             return "needs a CUDA GPU; none is available on this machine"
-        return _missing_module(req) or _unmet_on_host(req)
+        return _missing_module(req) or _unmet_on_host(req) or _unavailable(bench)
     import torch
 
     if req.gpus > torch.cuda.device_count():
@@ -62,7 +62,7 @@ def unmet_requirement(bench: object, device: str) -> str | None:
 
         if nvcc_path() is None:
             return "needs nvcc (the CUDA toolkit) to build its .cu file; set CUDA_HOME"
-    return _unmet_on_host(req)
+    return _unmet_on_host(req) or _unavailable(bench)
 
 
 def _missing_module(req: Requirements) -> str | None:
@@ -73,6 +73,13 @@ def _missing_module(req: Requirements) -> str | None:
         except ImportError:
             return f"needs the Python module '{module}', which is not installed"
     return None
+
+
+def _unavailable(bench: object) -> str | None:
+    """The pair's own reason this machine cannot show its technique (Benchmark.unavailable),
+    asked only once its declared requirements are met."""
+    check = option(bench, "unavailable", None)
+    return check() if callable(check) else None
 
 
 def _unmet_on_host(req: Requirements) -> str | None:

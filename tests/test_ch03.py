@@ -394,3 +394,21 @@ def test_discovery_ignores_the_scripts():
     files |= {e.optimized.parent for p in chapter.pairs for e in p.examples}
     assert files == {CH03}
     assert {p.stem for p in chapter.pairs} == {"cpu_threads", "numa_affinity", "pinned_host"}
+
+
+def test_a_pairs_own_unavailable_reason_is_a_skip_once_its_requirements_are_met():
+    class _NoGds(Benchmark):
+        supports_cpu = True
+
+        def unavailable(self):
+            return "GPUDirect Storage is not available here (compatibility mode ON)"
+
+    assert unmet_requirement(_NoGds(), "cpu") == "GPUDirect Storage is not available here (compatibility mode ON)"
+    _NoGds.unavailable = lambda self: None
+    assert unmet_requirement(_NoGds(), "cpu") is None
+
+    class _NeedsCuda(Benchmark):  # the declared requirement is named first
+        def unavailable(self):
+            raise AssertionError("asked before its requirements were met")
+
+    assert unmet_requirement(_NeedsCuda(), "cpu").startswith("needs a CUDA GPU")
