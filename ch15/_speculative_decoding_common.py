@@ -52,6 +52,35 @@ def propose(context: list[int], k: int = K, ngram: int = NGRAM) -> list[int]:
     return []
 
 
+class Context:
+    """A sequence's tokens and, for each n-gram of up to NGRAM tokens, where its most recent
+    occurrence starts, kept as tokens arrive: `propose` in O(NGRAM) per step instead of a
+    scan of the whole context (~9,000 slice compares a step at 8 rows of 256+ tokens, about
+    2 ms of the host's time; vLLM's ngram proposer searches with numpy for the same reason).
+    Proposes exactly what `propose()` does (tests/test_ch15_serving.py)."""
+
+    def __init__(self, tokens: list[int], ngram: int = NGRAM):
+        self.tokens: list[int] = []
+        self.ngram = ngram
+        self.starts: dict[tuple[int, ...], int] = {}
+        self.extend(tokens)
+
+    def extend(self, tokens: list[int]) -> None:
+        for token in tokens:
+            # the n-grams ending at the current last token become "earlier" occurrences for
+            # every later tail (propose() looks at starts up to len - n - 1)
+            for n in range(1, min(self.ngram, len(self.tokens)) + 1):
+                self.starts[tuple(self.tokens[-n:])] = len(self.tokens) - n
+            self.tokens.append(token)
+
+    def propose(self, k: int = K) -> list[int]:
+        for n in range(min(self.ngram, len(self.tokens) - 1), 0, -1):
+            start = self.starts.get(tuple(self.tokens[-n:]))
+            if start is not None:
+                return self.tokens[start + n:start + n + k]
+        return []
+
+
 @torch.no_grad()
 def verify_logits(model: Decoder, kv: KVCache, tokens: torch.Tensor, slots: torch.Tensor,
                   start: torch.Tensor, kv_len: int) -> torch.Tensor:
@@ -71,11 +100,11 @@ class PromptLookupEngine(Engine):
     def __init__(self, model: Decoder, kv: KVCache, width: int, k: int = K):
         super().__init__(model, kv, width, scratch_tokens=k + 1)
         self.k = k
-        self.context: dict[int, list[int]] = {}
+        self.context: dict[int, Context] = {}
         self.proposed = self.accepted = self.passes = 0
 
     def reserve(self, request: Request) -> int | None:
-        self.context[request.id] = list(request.prompt)
+        self.context[request.id] = Context(list(request.prompt))
         try:  # the verify pass writes up to k positions past the last accepted token
             return self.kv.allocate(len(request.prompt) + request.max_new + self.k)
         except Exception:
@@ -85,7 +114,7 @@ class PromptLookupEngine(Engine):
     def step(self) -> list[tuple[int, int]]:
         out = self.prefill(self.admit(self.width))
         for request_id, token in out:
-            self.context[request_id].append(token)
+            self.context[request_id].extend([token])
         self.retire()
         live = [s for s in self.running if not s.done]
         if live:
@@ -96,7 +125,7 @@ class PromptLookupEngine(Engine):
     @torch.no_grad()
     def verify(self, seqs: list[Seq]) -> list[tuple[int, int]]:
         k, pad = self.k, self.width - len(seqs)
-        drafts = [propose(self.context[s.request.id], k) for s in seqs]
+        drafts = [self.context[s.request.id].propose(k) for s in seqs]
         rows = [[s.last] + d + [0] * (k - len(d)) for s, d in zip(seqs, drafts)] + [[0] * (k + 1)] * pad
         meta = [[s.slot for s in seqs] + [self.scratch] * pad, [s.cached for s in seqs] + [0] * pad]
         tokens = torch.tensor(rows).to(self.device)
@@ -114,7 +143,7 @@ class PromptLookupEngine(Engine):
             new = greedy[:a + 1][:seq.request.max_new - seq.emitted]
             seq.cached += a + 1  # the fed token and the a accepted drafts are in the cache
             seq.last, seq.emitted = new[-1], seq.emitted + len(new)
-            self.context[seq.request.id] += new
+            self.context[seq.request.id].extend(new)
             out += [(seq.request.id, t) for t in new]
         return out
 

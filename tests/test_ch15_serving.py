@@ -8,7 +8,7 @@ import torch
 from ch15._continuous_batching_common import Continuous, ContinuousEngine, Static, StaticEngine
 from ch15._paged_kv_common import ContiguousBudget, PagedBudget
 from ch15._prefill_decode_split_common import ChunkedPrefill, WholePrompt
-from ch15._speculative_decoding_common import PromptLookup, TargetOnly, propose
+from ch15._speculative_decoding_common import Context, PromptLookup, TargetOnly, propose
 from core.benchmark import BenchContext
 from core.goodput import replay, token_table
 
@@ -100,6 +100,21 @@ def test_chunked_prefill_same_logits_and_tokens_as_whole_prompt():
 def test_prompt_lookup_accepts_drafts_and_keeps_greedy_tokens():
     assert propose([1, 2, 3, 9, 1, 2, 3], k=3) == [9, 1, 2]
     assert propose([5, 6, 7], k=2) == []
+
+
+def test_the_indexed_context_proposes_what_the_scan_does():
+    """Context keeps the n-gram index as tokens arrive; at every length of random token
+    streams (a small vocabulary, so n-grams repeat) it proposes exactly what propose()'s scan
+    of the whole context does."""
+    gen = torch.Generator().manual_seed(0)
+    for trial in range(20):
+        tokens = torch.randint(0, 3 + trial % 5, (120,), generator=gen).tolist()
+        context = Context(tokens[:5])
+        while len(context.tokens) < len(tokens):
+            end = len(context.tokens)
+            assert context.tokens == tokens[:end]
+            assert context.propose(4) == propose(tokens[:end], 4), (trial, end)
+            context.extend(tokens[end:end + 1 + (end % 3 == 0)])  # one or two at a time
     target, spec = bench(TargetOnly), bench(PromptLookup)
     inputs = target.make_inputs(9)
     expected = greedy_table(target, inputs)
