@@ -13,7 +13,6 @@ A .cu file may ask for extra nvcc flags on a line of its own:
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import hashlib
 import os
 import re
@@ -24,6 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
+
+from filelock import FileLock  # a dependency of torch: the same lock on every platform
 
 from core import REPO_ROOT
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
@@ -138,8 +139,7 @@ def build(path: str | Path, capability: tuple[int, int] | None = None,
     target = out_dir / f"{path.stem}-{cache_key(path, flags)}.so"
     if target.exists():
         return target
-    with open(out_dir / f"{target.stem}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building the same file
+    with FileLock(out_dir / f"{target.stem}.lock"):  # another process may be building it
         if target.exists():
             return target
         with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
