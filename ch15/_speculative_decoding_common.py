@@ -95,7 +95,9 @@ def verify_logits(model: Decoder, kv: KVCache, tokens: torch.Tensor, slots: torc
 
 
 class PromptLookupEngine(Engine):
-    """Prefill as the other engines do; each decode step is one verification pass."""
+    """Prefill as the other engines do; each decode step is one verification pass, or the
+    plain decode pass when no sequence has a draft (an audit found acceptance near zero on
+    the GPU's model: k + 1 positions a row were paid for one token)."""
 
     def __init__(self, model: Decoder, kv: KVCache, width: int, k: int = K):
         super().__init__(model, kv, width, scratch_tokens=k + 1)
@@ -126,6 +128,12 @@ class PromptLookupEngine(Engine):
     def verify(self, seqs: list[Seq]) -> list[tuple[int, int]]:
         k, pad = self.k, self.width - len(seqs)
         drafts = [self.context[s.request.id].propose(k) for s in seqs]
+        if not any(drafts):  # nothing to verify: the plain 1-token decode pass, not k + 1 wide
+            self.passes += 1
+            out = self.decode(seqs)
+            for request_id, token in out:
+                self.context[request_id].extend([token])
+            return out
         rows = [[s.last] + d + [0] * (k - len(d)) for s, d in zip(seqs, drafts)] + [[0] * (k + 1)] * pad
         meta = [[s.slot for s in seqs] + [self.scratch] * pad, [s.cached for s in seqs] + [0] * pad]
         tokens = torch.tensor(rows).to(self.device)

@@ -100,6 +100,20 @@ def test_chunked_prefill_same_logits_and_tokens_as_whole_prompt():
 def test_prompt_lookup_accepts_drafts_and_keeps_greedy_tokens():
     assert propose([1, 2, 3, 9, 1, 2, 3], k=3) == [9, 1, 2]
     assert propose([5, 6, 7], k=2) == []
+    target, spec = bench(TargetOnly), bench(PromptLookup)
+    inputs = target.make_inputs(9)
+    expected = greedy_table(target, inputs)
+    assert target.run(inputs).tolist() == expected
+    engine = spec.engine()
+    for r in spec.requests(inputs):
+        engine.add(r)
+    table = {r.id: [] for r in spec.requests(inputs)}
+    while not engine.idle():
+        for rid, tok in engine.step():
+            table[rid].append(tok)
+    got = [row + [-1] * (spec.output_len()[1] - len(row)) for row in table.values()]
+    assert got == expected
+    assert engine.accepted > 0 and engine.passes < sum(r.max_new - 1 for r in spec.requests(inputs))
 
 
 def test_the_indexed_context_proposes_what_the_scan_does():
@@ -115,10 +129,17 @@ def test_the_indexed_context_proposes_what_the_scan_does():
             assert context.tokens == tokens[:end]
             assert context.propose(4) == propose(tokens[:end], 4), (trial, end)
             context.extend(tokens[end:end + 1 + (end % 3 == 0)])  # one or two at a time
+
+
+def test_without_drafts_a_step_is_the_plain_decode_pass(monkeypatch):
+    """No row has a draft: the engine runs the 1-token decode pass, not a k + 1 wide verify
+    pass, and still emits exactly the target's greedy tokens."""
     target, spec = bench(TargetOnly), bench(PromptLookup)
     inputs = target.make_inputs(9)
-    expected = greedy_table(target, inputs)
-    assert target.run(inputs).tolist() == expected
+    monkeypatch.setattr(Context, "propose", lambda self, k=4: [])
+    verified = []
+    monkeypatch.setattr("ch15._speculative_decoding_common.verify_logits",
+                        lambda *a, **kw: verified.append(1))
     engine = spec.engine()
     for r in spec.requests(inputs):
         engine.add(r)
@@ -127,8 +148,7 @@ def test_the_indexed_context_proposes_what_the_scan_does():
         for rid, tok in engine.step():
             table[rid].append(tok)
     got = [row + [-1] * (spec.output_len()[1] - len(row)) for row in table.values()]
-    assert got == expected
-    assert engine.accepted > 0 and engine.passes < sum(r.max_new - 1 for r in spec.requests(inputs))
+    assert got == greedy_table(target, inputs) and not verified and engine.passes > 0
 
 
 def test_smoke_mode_shrinks_the_trace_and_the_offline_batch_on_the_gpu_sizes_only():
