@@ -108,16 +108,29 @@ def _nvml_facts(index: int) -> dict[str, Any]:
         pynvml.nvmlShutdown()
 
 
-def clocks(index: int = 0) -> dict[str, Any]:
-    """Current SM clock, temperature and throttle reasons (for drift/throttle reports)."""
+def this_gpu(pynvml: Any, torch: Any) -> Any:
+    """NVML's handle of this process's GPU, found by its PCI address: NVML numbers GPUs
+    ignoring CUDA_VISIBLE_DEVICES, which gives each rank of a multi-GPU pair its own device 0
+    (by index every rank read physical GPU 0). The CUDA index where the address is unknown."""
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    try:
+        bus = f"{props.pci_domain_id:08X}:{props.pci_bus_id:02X}:{props.pci_device_id:02X}.0"  # as NVML prints it
+        return pynvml.nvmlDeviceGetHandleByPciBusId(bus)
+    except Exception:  # noqa: BLE001 - an older torch or driver
+        return pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+
+
+def clocks() -> dict[str, Any]:
+    """This process's GPU's SM clock, temperature and throttle reasons (drift/throttle reports)."""
     try:
         import pynvml
+        import torch
 
         pynvml.nvmlInit()
     except Exception:  # noqa: BLE001 - NVML missing or no driver: nothing to report
         return {}
     try:
-        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        handle = this_gpu(pynvml, torch)
         return {
             "sm_clock_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM),
             "temperature_c": pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU),
@@ -144,21 +157,10 @@ class SmClock:
             import torch
 
             pynvml.nvmlInit()  # reference-counted: clocks()'s shutdowns leave it open
-            self._handle = self._this_gpu(pynvml, torch)
+            self._handle = this_gpu(pynvml, torch)
             self._nvml = pynvml
         except Exception:  # noqa: BLE001 - NVML missing or no driver: no clock to read
             self._handle = None
-
-    @staticmethod
-    def _this_gpu(pynvml: Any, torch: Any) -> Any:
-        """This process's GPU by its PCI address (NVML numbers GPUs ignoring
-        CUDA_VISIBLE_DEVICES, which gives each rank of a multi-GPU pair its own device 0)."""
-        props = torch.cuda.get_device_properties(torch.cuda.current_device())
-        try:
-            bus = f"{props.pci_domain_id:08X}:{props.pci_bus_id:02X}:{props.pci_device_id:02X}.0"  # as NVML prints it
-            return pynvml.nvmlDeviceGetHandleByPciBusId(bus)
-        except Exception:  # noqa: BLE001 - an older torch or driver: the CUDA index
-            return pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
 
     def sample(self, side: str) -> None:
         if self._handle is None:
@@ -270,7 +272,7 @@ def measure_ceilings(device: str = "cuda", full: bool = False,
     def record(name: str, value: float) -> None:
         ceilings[name] = value
         if conditions is not None:
-            conditions[name] = clocks(torch.cuda.current_device())
+            conditions[name] = clocks()
 
     ceilings: dict[str, float] = {}
     src = torch.randn(2**28, device=device)  # 1 GiB of fp32

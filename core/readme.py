@@ -78,7 +78,7 @@ def row_id(cells: list[str]) -> str:
 def _cells(lines: list[str]) -> tuple[list[str], list[list[str]]]:
     """A github table's header and rows, as stripped cells."""
     split = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines if line.strip()]
-    return split[0], [row for row in split[2:]]
+    return split[0], split[2:]
 
 
 def render(key: str, device: str, provenance: list[str], header: list[str],

@@ -31,7 +31,8 @@ def variant_problem(baseline: Benchmark, variant: Benchmark, origin: str) -> str
         theirs, ours = getattr(type(variant), hook, None), getattr(type(baseline), hook, None)
         if theirs is ours or (hook == "workload" and option(variant, "precision", "")):
             continue
-        return (f"{origin}: defines its own {hook}(); the sides of a stem share the baseline's "
+        return (f"{origin}: defines its own {hook}{'()' if callable(theirs) else ''}; the sides "
+                f"of a stem share the baseline's "
                 f"(define it once in the stem's common class){_precision_hint(hook)}")
     if getattr(variant, "slo", None) != getattr(baseline, "slo", None):  # a goodput pair's SLO
         return (f"{origin}: declares its own slo ({getattr(variant, 'slo', None)}); the SLO is "

@@ -97,6 +97,18 @@ def test_chunked_prefill_same_logits_and_tokens_as_whole_prompt():
     assert token_table(replay(whole.engine(), trace)) == token_table(replay(chunked.engine(), trace))
 
 
+def served(spec, engine, inputs) -> list[list[int]]:
+    """Every request of `inputs` served to the end by `engine`: each row's tokens, padded
+    with -1 to the longest output as the pair's run() returns them."""
+    for r in spec.requests(inputs):
+        engine.add(r)
+    table = {r.id: [] for r in spec.requests(inputs)}
+    while not engine.idle():
+        for rid, tok in engine.step():
+            table[rid].append(tok)
+    return [row + [-1] * (spec.output_len()[1] - len(row)) for row in table.values()]
+
+
 def test_prompt_lookup_accepts_drafts_and_keeps_greedy_tokens():
     assert propose([1, 2, 3, 9, 1, 2, 3], k=3) == [9, 1, 2]
     assert propose([5, 6, 7], k=2) == []
@@ -105,13 +117,7 @@ def test_prompt_lookup_accepts_drafts_and_keeps_greedy_tokens():
     expected = greedy_table(target, inputs)
     assert target.run(inputs).tolist() == expected
     engine = spec.engine()
-    for r in spec.requests(inputs):
-        engine.add(r)
-    table = {r.id: [] for r in spec.requests(inputs)}
-    while not engine.idle():
-        for rid, tok in engine.step():
-            table[rid].append(tok)
-    got = [row + [-1] * (spec.output_len()[1] - len(row)) for row in table.values()]
+    got = served(spec, engine, inputs)
     assert got == expected
     assert engine.accepted > 0 and engine.passes < sum(r.max_new - 1 for r in spec.requests(inputs))
 
@@ -141,13 +147,7 @@ def test_without_drafts_a_step_is_the_plain_decode_pass(monkeypatch):
     monkeypatch.setattr("ch15._speculative_decoding_common.verify_logits",
                         lambda *a, **kw: verified.append(1))
     engine = spec.engine()
-    for r in spec.requests(inputs):
-        engine.add(r)
-    table = {r.id: [] for r in spec.requests(inputs)}
-    while not engine.idle():
-        for rid, tok in engine.step():
-            table[rid].append(tok)
-    got = [row + [-1] * (spec.output_len()[1] - len(row)) for row in table.values()]
+    got = served(spec, engine, inputs)
     assert got == greedy_table(target, inputs) and not verified and engine.passes > 0
 
 

@@ -85,6 +85,15 @@ def test_a_variant_that_brings_its_own_pair_owned_hook_fails_naming_its_file(hoo
     assert variant_problem(Common(), Honest(), "ch90/optimized_x.py") is None
 
 
+def test_a_variant_cannot_file_its_modelled_cost_under_another_key():
+    # a new simulated_key would find no stored entry, and a "new" result is not gated
+    base = type("Modelled", (Common,), {"simulated_key": "ep16_nvl450"})
+    moved = type("Moved", (base,), {"simulated_key": "ep16_nvl900"})
+    problem = variant_problem(base(), moved(), "ch90/optimized_x.py")
+    assert problem.startswith("ch90/optimized_x.py: defines its own simulated_key; the sides")
+    assert variant_problem(base(), type("Same", (base,), {})(), "ch90/optimized_x.py") is None
+
+
 def test_a_declared_precision_may_count_fewer_bytes_never_more():
     narrow = type("Narrow", (Common,), {"precision": "bf16", "workload": lambda self: Workload(
         bytes=50.0, flops=10.0, flops_dtype="bf16", units=4, unit_name="rows")})

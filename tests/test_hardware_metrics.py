@@ -201,7 +201,7 @@ def test_the_cache_follows_xdg_unless_aisp_cache_dir_is_set(monkeypatch, tmp_pat
 def test_the_sm_clock_finds_this_processs_gpu_by_its_pci_address():
     from types import SimpleNamespace
 
-    from core.hardware import SmClock
+    from core.hardware import SmClock, this_gpu
 
     props = SimpleNamespace(pci_domain_id=0, pci_bus_id=0x1B, pci_device_id=0)
     torch_stub = SimpleNamespace(cuda=SimpleNamespace(current_device=lambda: 0,
@@ -209,12 +209,12 @@ def test_the_sm_clock_finds_this_processs_gpu_by_its_pci_address():
     asked = []
     nvml = SimpleNamespace(nvmlDeviceGetHandleByPciBusId=lambda bus: asked.append(bus) or "by-bus",
                            nvmlDeviceGetHandleByIndex=lambda i: f"index {i}")
-    assert SmClock._this_gpu(nvml, torch_stub) == "by-bus" and asked == ["00000000:1B:00.0"]
+    assert this_gpu(nvml, torch_stub) == "by-bus" and asked == ["00000000:1B:00.0"]
 
     def unknown(bus):
         raise RuntimeError("NVML_ERROR_NOT_FOUND")
     nvml.nvmlDeviceGetHandleByPciBusId = unknown
-    assert SmClock._this_gpu(nvml, torch_stub) == "index 0"
+    assert this_gpu(nvml, torch_stub) == "index 0"
     clock = SmClock("cpu")  # no GPU: nothing sampled, no median
     clock.sample("baseline")
     assert clock.median("baseline") is None

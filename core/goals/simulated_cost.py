@@ -23,7 +23,7 @@ SEEDS = 3  # input seeds each side prices its modelled work on
 class SimulatedCost(Goal):
     name = "simulated_cost"
     field = "simulated_cost_ratio"
-    pair_owned = ("simulated_cost",)
+    pair_owned = ("simulated_cost", "simulated_key")  # the model, and what it is stored under
     gain = "less simulated time"
     what = "simulated cost "
 
