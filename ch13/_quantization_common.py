@@ -7,9 +7,15 @@ does. They differ in the token count M, which decides what bounds the layer:
 
 - `quantization`: decode, M = 16 tokens. The matmul reads 128 MB of bf16 weights to do
   2·16 FLOPs per weight: memory-bound, so halving the weight bytes is the whole game
-  (int8 weight-only; the activations stay bf16).
+  (int8 weight-only; the activations stay bf16). Both sides are timed by CUDA-graph replay,
+  as serving engines replay their decode step: a 30-50 µs layer launched from Python
+  measures the host's launch (the harness flagged both sides host-bound when eager).
 - `quantization_dynamic`: prefill, M = 2048 tokens: compute-bound, so the int8 tensor cores'
-  2x rate is what can pay (activations quantized per token inside run(), `torch._int_mm`).
+  2x rate is what can pay (activations quantized per token inside run()).
+
+`python -m ch13.sweep_quantization` times the parts on a GPU: the weight-only kernel's tiles
+across M = 1..256 against cuBLAS and a measured copy, the dynamic side's quantize and GEMMs
+one by one, and precisionfp8's GEMMs and quantization passes.
 
 Tolerance, derived (per-channel symmetric int8: step = amax_row / 127). For a Gaussian row
 of 8192 weights amax ≈ 4σ, so the step is ~0.031σ and the rounding error's std is
@@ -22,6 +28,8 @@ outputs lies near 5.5 sigma: 5% (weight-only), 7.5% (dynamic). atol 0.1 / 0.15 (
 from __future__ import annotations
 
 import math
+import statistics
+from typing import Any, Callable
 
 import torch
 
@@ -40,6 +48,22 @@ def quantize_rows(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     scale = (w.float().abs().amax(dim=1) / INT8_MAX).clamp_min(1e-12)
     q = torch.round(w.float() / scale[:, None]).clamp(-INT8_MAX, INT8_MAX).to(torch.int8)
     return q, scale
+
+
+def quantize_tokens(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-row symmetric int8 of the activations in torch ops: (int8 [M, K], fp32 scale [M, 1]).
+    The reference for the Triton quantizer (_int8_kernel.quantize_rows) and the CPU path."""
+    scale = (x.float().abs().amax(dim=1, keepdim=True) / INT8_MAX).clamp_min(1e-12)
+    return torch.round(x.float() / scale).clamp(-INT8_MAX, INT8_MAX).to(torch.int8), scale
+
+
+def gpu_time_us(fn: Callable[[], Any], samples: int = 10) -> float:
+    """GPU time of one fn() in µs: fn captured K times in one CUDA graph (core.timing), the
+    median of `samples` replays divided by K. No host launch inside: what a graph replay pays."""
+    from core.timing import graph_replay, measure_cuda
+
+    replay, calls = graph_replay(fn)
+    return 1e3 * statistics.median(measure_cuda(replay, samples).samples_ms) / calls
 
 
 class LinearBench(Benchmark):

@@ -6,7 +6,11 @@
 - fp8 quantization's round-trip error bounds and the fp8 linear's three GEMMs (layouts
   enforced as cuBLASLt wants them) against bf16;
 - int8 per-channel quantization's error bound, and the dynamic int8 path's error;
-- the Triton int8 weight-only kernel under Triton's interpreter (in a child process);
+- the Triton kernels of `quantization`, `quantization_dynamic` and `precisionfp8` under
+  Triton's interpreter (in a child process): the split-K weight-only kernel (tiles, edges,
+  counters back at zero), the per-token quantizer, the int8 GEMM with fused scales, and the
+  fp8 cast-transpose;
+- the sweep's ncu summary (a CSV in, a short CSV out);
 - the training-step checks (sketch, alignment);
 - the optimizer and training baselines: torch's default AdamW, the per-parameter loop only
   as a teaching baseline.
@@ -27,11 +31,11 @@ import torch
 import torch.nn.functional as F
 
 from ch13._fp8_linear import E4M3, E5M2, Fp8Linear, mm_fp8, quantize
-from ch13._quantization_common import quantize_rows
+from ch13._quantization_common import quantize_rows, quantize_tokens
 from ch13._ring_attention import attend_block, merge
 from ch13._step_checks import alignment, probe_for, sketch
 from ch13.optimized_kv_cache_pooled import SlotPool
-from ch13.optimized_quantization_dynamic import quantize_tokens, rescale
+from ch13.optimized_quantization_dynamic import rescale
 from core import REPO_ROOT
 from core.benchmark import BenchContext
 
@@ -168,31 +172,104 @@ def test_int8_dynamic_path_matches_float_within_derived_error():
 
 TRITON_CHILD = r'''
 import json, torch
-from ch13._int8_kernel import int8_weight_only_linear
-from ch13._quantization_common import quantize_rows
+from ch13._fp8_linear import E4M3, E5M2, quantize_t
+from ch13._int8_kernel import GemmTile, Int8WeightOnlyLinear, Tile, int8_matmul_scaled
+from ch13._int8_kernel import quantize_rows as quantize_triton
+from ch13._quantization_common import quantize_rows, quantize_tokens
 results = {}
 g = torch.Generator().manual_seed(0)
-# (M, N, K, BLOCK_N, BLOCK_K): M below the 16-row tile, N and K off the tile edges
-for m, n, k, bn, bk in [(1, 64, 256, 32, 128), (5, 70, 300, 16, 128), (16, 96, 512, 64, 256)]:
+
+def rel(got, expected):
+    return float((got.double() - expected.double()).abs().max() / expected.double().abs().max())
+
+# weight-only: (M, N, K, tile); M past one 16-row tile, N and K off the tile edges, split-K
+# 1 (direct store), 2 and 3 (uneven: the last split runs past K), each layer called twice
+# (the counters must be back at zero for the second call)
+for m, n, k, tile in [(1, 64, 256, Tile(16, 32, 128, 1)), (5, 70, 300, Tile(16, 16, 64, 3)),
+                      (16, 96, 512, Tile(16, 32, 128, 2)), (40, 64, 512, Tile(16, 64, 64, 4))]:
     x = torch.randn(m, k, generator=g).half()  # the interpreter's tl.dot mishandles bf16
     q, scale = quantize_rows(torch.randn(n, k, generator=g))
-    y = int8_weight_only_linear(x, q, scale, tune=False, block_n=bn, block_k=bk)
+    layer = Int8WeightOnlyLinear(q, scale)
+    first, second = layer(x, tile), layer(x, tile)
     expected = x.float() @ (q.float() * scale[:, None]).T
-    results[f"{m}x{n}x{k}"] = float((y.float() - expected).abs().max() / expected.abs().max())
+    results[f"weight_only {m}x{n}x{k} {tile}"] = {
+        "err": max(rel(first, expected), rel(second, expected)),
+        "same": bool(torch.equal(first, second)), "locks": int(layer.locks.abs().sum())}
+
+# per-token quantizer: int8 against the torch reference; fp8 on values that e4m3 holds exactly
+# once scaled (the interpreter's float -> fp8 cast misrounds values that carry into the next
+# power of two, which the GPU's cvt instruction does not)
+x = torch.randn(37, 300, generator=g).bfloat16()
+q, s = quantize_triton(x)
+q_ref, s_ref = quantize_tokens(x)
+results["rows int8"] = {"q_diff": int((q.int() - q_ref.int()).abs().max()),
+                        "scale": bool(torch.equal(s, s_ref)), "shape": list(s.shape)}
+grid = torch.randint(-100, 100, (37, 300), generator=g).float().to(E4M3).float()  # exact e4m3 values
+grid[:, 0] = 448.0  # each row's amax: scale = 2^-3, exact
+xs = (grid / 8).bfloat16()
+q8, s8 = quantize_triton(xs, E4M3)
+results["rows e4m3"] = {"exact": bool(torch.equal(q8.float(), grid)), "scale": float(s8.unique()[0])}
+
+# int8 GEMM with the scales in the epilogue; M, N, K off the tile edges
+for m, n, k in [(70, 40, 256), (33, 50, 200)]:
+    a, sa = quantize_tokens(torch.randn(m, k, generator=g))
+    b, sb = quantize_rows(torch.randn(n, k, generator=g))
+    c = int8_matmul_scaled(a, b, sa, sb, GemmTile(32, 32, 64, 2, 4, 2), out_dtype=torch.float32)
+    exact = (a.double() @ b.double().T) * sa.double() * sb.double()[None, :]
+    results[f"gemm {m}x{n}x{k}"] = {"err": rel(c, exact)}
+
+# fp8 cast-transpose: both copies, the scale, tiles cut at the edges (70 x 130)
+for dtype, fmax in ((E4M3, 448.0), (E5M2, 57344.0)):
+    vals = torch.randint(-60, 60, (70, 130), generator=g).float().to(dtype).float()
+    vals[3, 7] = fmax
+    t = (vals / 4).bfloat16()  # scale = amax / fmax = 1/4, exact
+    q8, q8t, s = quantize_t(t, dtype)
+    results[f"cast_transpose {dtype}"] = {
+        "q": bool(torch.equal(q8.float(), vals)), "qt": bool(torch.equal(q8t.float(), vals.t())),
+        "scale": float(s), "contiguous": q8t.is_contiguous() and list(q8t.shape) == [130, 70]}
 print(json.dumps(results))
 '''
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
-def test_int8_triton_kernel_matches_dequantized_matmul_in_interpreter():
+def test_triton_kernels_match_references_in_interpreter():
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     done = subprocess.run([sys.executable, "-c", TRITON_CHILD], cwd=REPO_ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    errors = json.loads(done.stdout.strip().splitlines()[-1])
-    assert len(errors) == 3
-    for shape, err in errors.items():
-        assert err < 2e-3, f"{shape}: {err}"  # fp16 output rounding, fp32 accumulation
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    weight_only = {k: v for k, v in results.items() if k.startswith("weight_only")}
+    assert len(weight_only) == 4
+    for case, r in weight_only.items():
+        assert r["err"] < 2e-3, case  # fp16 output rounding, fp32 accumulation
+        assert r["same"], f"{case}: a second call differs (split-K sums in a fixed order)"
+        assert r["locks"] == 0, f"{case}: split-K counters not reset"
+    assert results["rows int8"] == {"q_diff": 0, "scale": True, "shape": [37, 1]}
+    assert results["rows e4m3"] == {"exact": True, "scale": 0.125}
+    for case in ("gemm 70x40x256", "gemm 33x50x200"):
+        assert results[case]["err"] < 1e-6, case  # int32 exact; fp32 scaling
+    for dtype in ("torch.float8_e4m3fn", "torch.float8_e5m2"):
+        assert results[f"cast_transpose {dtype}"] == {"q": True, "qt": True, "scale": 0.25,
+                                                       "contiguous": True}
+
+
+NCU_CSV = """==PROF== Connected to process 1
+"ID","Kernel Name","gpu__time_duration.sum","launch__grid_size","dram__throughput.avg.pct_of_peak_sustained_elapsed"
+"","","usecond","","%"
+"0","_int8_weight_only_kernel","30.0","512","80.0"
+"1","_int8_weight_only_kernel","10.0","512","40.0"
+"2","void gemv2T_kernel<int, int, 128, 16, 4>(float)","45.5","264","90.0"
+"""
+
+
+def test_ncu_summary_groups_kernels_and_weights_percentages_by_time():
+    from ch13.sweep_quantization import ncu_summary
+
+    lines = ncu_summary("quantization:optimized", NCU_CSV).splitlines()
+    assert lines[0] == "side,kernel,calls,us,grid,dram%"
+    assert lines[1] == "quantization:optimized,void gemv2T_kernel<int; int; 128; 16; 4>(float),1,45.5,264,90.0"
+    assert lines[2] == "quantization:optimized,_int8_weight_only_kernel,2,40.0,512,70.0"
+    assert ncu_summary("x", "==PROF== nothing").startswith("x: no kernels")
 
 
 # ---------------------------------------------------------------- training-step checks
