@@ -23,6 +23,22 @@ and lengths, as an engine does each step.
   This is vLLM's PagedAttention idea (the kernel follows the block table) expressed in Flex;
   FlashInfer's paged decode kernels and vLLM's FlashAttention backend do the same.
 
+How the BlockMask lists the blocks decides how Flex's decode kernel splits the work (torch
+2.13's `flex_decode.py.jinja`; see ch18 `_flexdecoding_common` for the same kernel). It
+launches SPLIT_KV CTAs per (sequence, KV head) and cuts the row into SPLIT_KV tiles of
+KV_LEN / SPLIT_KV keys when the mask has *full* blocks, where KV_LEN is the K tensor's
+length: here the whole pool (~300k tokens), so one tile holds any sequence's 1k-8k keys and
+one CTA per row walks the whole sequence whatever SPLIT_KV is. Without full blocks a tile is
+the row's own `kv_num_blocks * 64 / SPLIT_KV` keys (pytorch#167935, late 2025; vLLM's Flex
+backend lists blocks this way). So the mask lists every block of a sequence as partial
+(`full_blocks=False`: the mask_mod, a few loads per key, runs on every block) and
+KERNEL_OPTIONS asks for SPLIT_KV = 4 (torch's default, max(1, 2 * (SMs // (B * Hkv))), is 1:
+64 x 4 = 256 rows already fill 132 SMs twice). The split is for the ragged batch: with one
+CTA per row the longest sequence's CTA (8k keys) sets the step while the 1k rows idle;
+with 4 each CTA walks at most 2k keys and 1024 CTAs keep more loads in flight. Chosen from
+the kernel's source, not measured yet: `python -m ch18.sweep_flexdecoding --paged` times
+both layouts over SPLIT_KV on the GPU.
+
 Block size 64: Flex's decode kernel tiles KV in blocks no larger than the sparse block, and
 64 rows keep its loads wide (vLLM's default is 16; PagedKV's too). Both sides use the same
 pool, so the block size does not favour either.
@@ -42,6 +58,7 @@ from ch15.decoder import SMALL, TINY, DecoderConfig
 from ch15.kv import PagedKV
 from core.benchmark import BenchContext, Benchmark, Tolerance, Workload
 
+KERNEL_OPTIONS: dict = {"SPLIT_KV": 4}  # see the docstring; the ch18 sweep's --paged table checks it
 CUDA_CFG = replace(SMALL, n_layers=1, max_seq=8192)
 CUDA_SHAPE = dict(batch=64, min_len=1024, max_len=8192, block=64)
 CPU_CFG = replace(TINY, n_layers=1, max_seq=256)
@@ -78,19 +95,25 @@ class PagedBlockMask:
 
     kv_idx is an index into the flattened pool: `kv_idx // block` is a physical block,
     `kv_idx % block` the offset in it. Row b of the BlockMask lists sequence b's physical
-    blocks (its block-table row): all but the last as full blocks (the kernel applies no
-    mask there), the last as a partial block. The mask_mod is the exact mask over the whole
-    pool (Flex's contract; eager Flex evaluates it everywhere): key kv_idx is visible to
-    sequence b iff its block belongs to b (`owner`) and its logical position
-    `logical * block + offset` is below b's length, the inverse map PyTorch's experimental
-    PagedAttention keeps as `physical_to_logical`. The kernel evaluates it on the last block
-    only. `owner` / `logical` are rebuilt from the table on every call, in place, so one
-    compiled kernel serves every step and no call depends on an earlier one.
+    blocks (its block-table row). With `full_blocks=False` (the pair's layout) all of them
+    are partial blocks: the kernel applies the mask_mod on each and cuts the row's own
+    blocks into SPLIT_KV tiles. With `full_blocks=True` all but the last are full blocks (no
+    mask_mod there) and the last is partial; the decode kernel then cuts tiles from the
+    pool's length, so SPLIT_KV cannot spread a row (see the module docstring).
+
+    The mask_mod is the exact mask over the whole pool (Flex's contract; eager Flex
+    evaluates it everywhere): key kv_idx is visible to sequence b iff its block belongs to b
+    (`owner`) and its logical position `logical * block + offset` is below b's length, the
+    inverse map PyTorch's experimental PagedAttention keeps as `physical_to_logical`.
+    `owner` / `logical` are rebuilt from the table on every call, in place, so one compiled
+    kernel serves every step and no call depends on an earlier one.
     """
 
-    def __init__(self, block: int, pool_blocks: int, batch: int, device: torch.device | str):
+    def __init__(self, block: int, pool_blocks: int, batch: int, device: torch.device | str,
+                 full_blocks: bool = False):
         self.block = block
         self.pool_blocks = pool_blocks
+        self.full_blocks = full_blocks
         # one spare entry at the end takes the scatter of unused table columns
         self.owner = torch.full((pool_blocks + 1,), -1, dtype=torch.long, device=device)
         self.logical = torch.zeros(pool_blocks + 1, dtype=torch.long, device=device)
@@ -118,13 +141,17 @@ class PagedBlockMask:
         self.owner[self.pool_blocks] = -1                                     # the spare entry
         self.lengths.copy_(lengths)
         table32 = table.to(torch.int32)
+        shape = dict(BLOCK_SIZE=(128, self.block), mask_mod=self.mask_mod,
+                     seq_lengths=(1, self.pool_blocks * self.block), **self.kwargs)
+        if not self.full_blocks:  # every block partial: the row's own blocks are split
+            return BlockMask.from_kv_blocks(n_blocks.to(torch.int32).view(b, 1, 1),
+                                            table32.view(b, 1, 1, w), **shape)
         last = table32.gather(1, (n_blocks - 1)[:, None])                      # [B, 1]
         partial_idx = torch.nn.functional.pad(last, (0, w - 1)).view(b, 1, 1, w)
         partial_num = torch.ones(b, 1, 1, dtype=torch.int32, device=dev)
         full_num = (n_blocks - 1).to(torch.int32).view(b, 1, 1)
         return BlockMask.from_kv_blocks(partial_num, partial_idx, full_num, table32.view(b, 1, 1, w),
-                                        BLOCK_SIZE=(128, self.block), mask_mod=self.mask_mod,
-                                        seq_lengths=(1, self.pool_blocks * self.block), **self.kwargs)
+                                        **shape)
 
 
 class PagedDecodeBench(Benchmark):

@@ -16,7 +16,8 @@ from ch16._paged_attention_common import PagedDecodeBench
 
 class GatherThenSdpa(PagedDecodeBench):
     cpu_bound = ("the optimized side builds Flex's BlockMask from the block table on the host "
-                 "every step: on an H100, 1.1 ms of host time per call against 0.8 ms on the GPU")
+                 "every step: on an H100, 1.1 ms of host time per call against 0.8 ms on the GPU "
+                 "(with one CTA per sequence; the split-KV kernel's GPU time is to be re-measured)")
     def run(self, q: torch.Tensor) -> torch.Tensor:
         k, v = self.kv.read(0, self.slots, self.max_len)                   # the gather
         visible = (torch.arange(self.max_len, device=q.device) < self.lengths[:, None])[:, None]

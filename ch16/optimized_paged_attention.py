@@ -3,10 +3,11 @@
 The pool of one layer, [blocks, block_size, kv_heads, D], is viewed as a single KV sequence
 [1, kv_heads, blocks * block_size, D] (a strided view, no copy; Flex needs only the last
 dimension contiguous). Each step builds a BlockMask from the block table and lengths: row b
-lists sequence b's physical blocks, all but the last as full blocks, the last as a partial
-block cut at the sequence's length by the mask_mod. Flex's decode kernel (chosen for a
-one-token query; GQA handled in the kernel with `enable_gqa=True`) walks those blocks only:
-each KV byte of the batch is read once, and nothing is copied or padded.
+lists sequence b's physical blocks, as partial blocks whose mask_mod keeps the sequence's
+own keys below its length. Flex's decode kernel (chosen for a one-token query; GQA handled
+in the kernel with `enable_gqa=True`) walks those blocks only, each row cut into SPLIT_KV = 4
+tiles (KERNEL_OPTIONS; why partial blocks and 4 splits: _paged_attention_common): each KV
+byte of the batch is read once, and nothing is copied or padded.
 
 vLLM's PagedAttention kernel and FlashInfer's paged decode do this with hand-written CUDA;
 here torch.compile generates the Triton kernel (compiled and warmed up in setup()).
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from ch16._paged_attention_common import PagedBlockMask, PagedDecodeBench
+from ch16._paged_attention_common import KERNEL_OPTIONS, PagedBlockMask, PagedDecodeBench
 
 
 class FlexPagedDecode(PagedDecodeBench):
@@ -36,7 +37,8 @@ class FlexPagedDecode(PagedDecodeBench):
     def run(self, q: torch.Tensor) -> torch.Tensor:
         table = self.kv.block_table[self.slots]          # this step's rows of the block table
         mask = self.block_mask(table, self.lengths)
-        out = self.flex(q[:, :, None], self.k_flat, self.v_flat, block_mask=mask, enable_gqa=True)
+        out = self.flex(q[:, :, None], self.k_flat, self.v_flat, block_mask=mask, enable_gqa=True,
+                        kernel_options=KERNEL_OPTIONS)
         return out[:, :, 0]                               # [B, H, D]
 
 

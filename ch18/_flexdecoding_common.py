@@ -20,7 +20,29 @@ cache.
   flash kernel: the pair measures Flex's generated kernel against it, and a result near 1x
   (or below) is the expected, honest outcome for this regime.
 - optimized: FlexAttention (`torch.compile`d in setup, warm-up not timed), which for a query
-  this short dispatches to its flex-decoding kernel (split-KV + combine, GQA in the kernel).
+  this short dispatches to its flex-decoding kernel (split-KV + combine, GQA in the kernel),
+  given the BlockMask below.
+
+Why a BlockMask although every key is visible (read in torch 2.13's
+`_inductor/kernel/flex/templates/flex_decode.py.jinja`; the row-sized tile came with
+pytorch#167935, late 2025): the decode kernel launches SPLIT_KV CTAs per (sequence, KV
+head) and cuts the row's keys into SPLIT_KV tiles. With full blocks in the mask a tile is
+KV_LEN / SPLIT_KV keys; with none, `kv_num_blocks * SPARSE_KV_BLOCK_SIZE / SPLIT_KV`.
+Called with no block_mask, Flex builds its "empty" mask: ONE block of 2**30 tokens and no
+full blocks, so a tile is 2**30 / SPLIT_KV keys: the first CTA of each row walks all 32768
+keys and the other SPLIT_KV - 1 walk none. That was this pair's first call, and it fits its
+first runs: 32 busy CTAs (8 x 4) on 132 SMs, ~470 GB/s on the H100 and on the H200 alike
+(a per-CTA limit, not the memory's). `dense_block_mask` says the same "every key" as
+kv_len / 128 full blocks: tiles are cut from the real length and no mask_mod runs. The
+sweep (`python -m ch18.sweep_flexdecoding`) times both calls and `ch18/ncu_flexdecoding.sh`
+profiles them, to confirm this on the GPU.
+
+kernel_options: none. torch's defaults on Hopper are SPLIT_KV = 2 * (SMs // (B * Hkv)) = 8
+here (256 CTAs of 2 warps), BLOCK_M = 16 (the GQA group of 4 rows, padded), BLOCK_N 64,
+num_warps 2, num_stages 1 (torch 2.13's CUDA heuristic picks num_stages 3 for sm_90, then
+its `else` of the sm_110 test overwrites that with 1). `python -m ch18.sweep_flexdecoding`
+varies them one at a time on the GPU; a config that beats the defaults there goes into
+KERNEL_OPTIONS.
 
 Where Flex is expected to pay: once the step needs what SDPA's flash path cannot take: a
 ragged batch (a length mask sends SDPA to a mask-capable kernel, or the engine pads), a
@@ -32,8 +54,29 @@ On the CPU (supports_cpu): 2 sequences x 256 tokens, TINY heads (4 / 2 of 16), f
 """
 from __future__ import annotations
 
+import torch
+
 from ch15.decoder import SMALL, TINY
 from ch18.decode_attention import DecodeAttentionBench, DecodeShape
+
+KV_BLOCK = 128       # the mask's KV block: a multiple of every BLOCK_N the decode kernel tries
+KERNEL_OPTIONS: dict = {}   # torch's decode defaults (see above); the sweep says if any beat them
+
+
+def dense_block_mask(kv_len: int, device: torch.device | str):
+    """A BlockMask for one query row that sees all `kv_len` keys, as kv_len / KV_BLOCK full
+    blocks (no partial block: the kernel evaluates no mask_mod). Shape (1, 1, 1, kv_len):
+    one mask shared by every sequence and head (GQA needs the head dimension to be 1)."""
+    from torch.nn.attention.flex_attention import BlockMask
+
+    assert kv_len % KV_BLOCK == 0, f"kv_len {kv_len} is not a multiple of {KV_BLOCK}"
+    n = kv_len // KV_BLOCK
+    i32 = dict(dtype=torch.int32, device=device)
+    return BlockMask.from_kv_blocks(
+        kv_num_blocks=torch.zeros(1, 1, 1, **i32), kv_indices=torch.zeros(1, 1, 1, n, **i32),
+        full_kv_num_blocks=torch.full((1, 1, 1), n, **i32),
+        full_kv_indices=torch.arange(n, **i32).view(1, 1, 1, n),
+        BLOCK_SIZE=(128, KV_BLOCK), seq_lengths=(1, kv_len))
 
 
 class LongContextDecodeBench(DecodeAttentionBench):

@@ -19,13 +19,14 @@ from core.benchmark import BenchContext
 CPU = BenchContext(seed=0, device="cpu")
 
 
-def flex_paged(kv: PagedKV, slots: torch.Tensor, lengths: torch.Tensor, q: torch.Tensor):
+def flex_paged(kv: PagedKV, slots: torch.Tensor, lengths: torch.Tensor, q: torch.Tensor,
+               full_blocks: bool = False):
     from torch.nn.attention.flex_attention import flex_attention
 
     nb, bs, hkv, d = kv.k.shape[1:]
     k = kv.k[0].view(1, nb * bs, hkv, d).transpose(1, 2)
     v = kv.v[0].view(1, nb * bs, hkv, d).transpose(1, 2)
-    mask = PagedBlockMask(bs, nb, len(slots), "cpu")(kv.block_table[slots], lengths)
+    mask = PagedBlockMask(bs, nb, len(slots), "cpu", full_blocks)(kv.block_table[slots], lengths)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "flex_attention called without torch.compile()"
         return flex_attention(q[:, :, None], k, v, block_mask=mask, enable_gqa=True)[:, :, 0], mask
@@ -38,8 +39,9 @@ def gather_sdpa(kv: PagedKV, slots: torch.Tensor, lengths: torch.Tensor, q: torc
     return cached_attention(q[:, None], k, v, visible)[:, 0]
 
 
+@pytest.mark.parametrize("full_blocks", [False, True])
 @pytest.mark.parametrize("lengths", [[47, 171, 66, 152], [16, 1, 33, 200]])
-def test_flex_through_the_block_table_equals_gather_then_sdpa(lengths):
+def test_flex_through_the_block_table_equals_gather_then_sdpa(lengths, full_blocks):
     gen = torch.Generator().manual_seed(1)
     kv, slots = build_paged_pool(CPU_CFG, lengths, 16, "cpu", gen)
     table = kv.block_table[slots]
@@ -47,12 +49,16 @@ def test_flex_through_the_block_table_equals_gather_then_sdpa(lengths):
     assert longest[1] - longest[0] > 1  # grown round-robin: its blocks are scattered
     lens = torch.tensor(lengths)
     q = torch.randn(len(lengths), CPU_CFG.n_heads, CPU_CFG.head_dim, generator=gen)
-    got, mask = flex_paged(kv, slots, lens, q)
+    got, mask = flex_paged(kv, slots, lens, q, full_blocks)
     torch.testing.assert_close(got, gather_sdpa(kv, slots, lens, q), rtol=1e-5, atol=1e-5)
-    # the BlockMask lists each sequence's blocks: full ones, then its last one as partial
     n_blocks = (lens + 15) // 16
-    assert mask.full_kv_num_blocks.flatten().tolist() == (n_blocks - 1).tolist()
-    assert mask.kv_indices[:, 0, 0, 0].tolist() == table.gather(1, (n_blocks - 1)[:, None]).flatten().tolist()
+    if full_blocks:  # each sequence's blocks as full ones, then its last one as partial
+        assert mask.full_kv_num_blocks.flatten().tolist() == (n_blocks - 1).tolist()
+        assert mask.kv_indices[:, 0, 0, 0].tolist() == table.gather(1, (n_blocks - 1)[:, None]).flatten().tolist()
+    else:  # every block partial (no full-block list): the decode kernel splits the row's own
+        assert mask.full_kv_num_blocks is None
+        assert mask.kv_num_blocks.flatten().tolist() == n_blocks.tolist()
+        assert torch.equal(mask.kv_indices[:, 0, 0], table.to(torch.int32))
 
 
 def test_paged_mask_hides_other_sequences_and_the_tail():
@@ -74,6 +80,9 @@ def test_paged_mask_hides_other_sequences_and_the_tail():
 
 
 def test_paged_pair_cpu_sides_agree():
+    """...and the Flex side asks for split KV over partial blocks (the plumbing: on the CPU
+    Flex runs eagerly and the kernel options have no kernel to reach)."""
+    from ch16._paged_attention_common import KERNEL_OPTIONS
     from ch16.baseline_paged_attention import GatherThenSdpa
     from ch16.optimized_paged_attention import FlexPagedDecode
 
@@ -81,11 +90,18 @@ def test_paged_pair_cpu_sides_agree():
     for s in sides:
         s.ctx = CPU
         s.setup(CPU)
+    calls = []
+    real = sides[1].flex
+    sides[1].flex = lambda *a, **kw: calls.append(kw) or real(*a, **kw)
     q = sides[0].make_inputs(5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         outs = [s.run(q) for s in sides]
     torch.testing.assert_close(outs[1], outs[0], rtol=1e-5, atol=1e-5)
+    (kw,) = calls
+    assert kw["kernel_options"] is KERNEL_OPTIONS and KERNEL_OPTIONS["SPLIT_KV"] > 1
+    assert kw["enable_gqa"] is True and kw["block_mask"].full_kv_num_blocks is None
+    assert not sides[1].block_mask.full_blocks
 
 
 def test_shared_prefix_blocks_are_referenced_and_refcounted():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -96,6 +97,107 @@ def test_decode_tolerance_catches_a_dropped_kv_block_at_the_gpu_length():
     assert not close(dropped, full, LongContextDecodeBench.tolerance)
     bf16 = reference_decode(q.bfloat16(), k.bfloat16(), v.bfloat16())   # rounding alone passes
     assert close(bf16, full, LongContextDecodeBench.tolerance)
+
+
+def test_flex_decode_is_called_with_a_full_block_mask_gqa_and_the_kernel_options():
+    """The optimized side hands Flex a mask of kv_len / 128 full blocks (no partial block, so
+    no mask_mod in the kernel), built once in setup, with enable_gqa and KERNEL_OPTIONS."""
+    from ch18._flexdecoding_common import KERNEL_OPTIONS, KV_BLOCK
+    from ch18.optimized_flexdecoding import FlexDecode
+
+    (flex,) = ready(FlexDecode())
+    n = flex.shape().kv_len // KV_BLOCK
+    mask = flex.block_mask
+    assert mask.shape == (1, 1, 1, flex.shape().kv_len) and mask.BLOCK_SIZE == (128, KV_BLOCK)
+    assert mask.kv_num_blocks.flatten().tolist() == [0]
+    assert mask.full_kv_num_blocks.flatten().tolist() == [n]
+    assert mask.full_kv_indices.flatten().tolist() == list(range(n))
+    calls = []
+    real = flex.flex
+    flex.flex = lambda *a, **kw: calls.append(kw) or real(*a, **kw)
+    q = flex.make_inputs(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = flex.run(q)
+    (kw,) = calls
+    assert kw["block_mask"] is mask and kw["enable_gqa"] is True and kw["kernel_options"] is KERNEL_OPTIONS
+    torch.testing.assert_close(out, flex.reference(q), rtol=1e-5, atol=1e-5)
+
+
+def test_split_plan_shows_the_no_mask_call_leaves_all_but_one_split_idle():
+    """At the GPU shape on 132 SMs: with Flex's own empty mask (one 2**30-token block) the 8
+    splits of each (sequence, KV head) row are launched but only the first gets keys, all
+    32768 of them; with the full-block mask all 256 CTAs walk 4096 keys each."""
+    from ch18._flexdecoding_common import KV_BLOCK, LongContextDecodeBench
+    from ch18.sweep_flexdecoding import LARGE_BLOCK, default_split_kv, split_plan
+
+    s = LongContextDecodeBench.CUDA_SHAPE
+    split = default_split_kv(s.batch, s.n_kv_heads, 132)
+    assert split == 8
+    empty = [(1, 0)] * s.batch                        # Flex's own mask: one partial 2**30 block
+    assert split_plan(empty, s.kv_len, LARGE_BLOCK, False, split, 64, s.n_kv_heads) == (32, 256, 32768)
+    assert split_plan(empty, s.kv_len, LARGE_BLOCK, False, 1, 64, s.n_kv_heads) == (32, 32, 32768)
+    full = [(0, s.kv_len // KV_BLOCK)] * s.batch
+    assert split_plan(full, s.kv_len, KV_BLOCK, True, split, 64, s.n_kv_heads) == (256, 256, 4096)
+    assert split_plan(full, s.kv_len, KV_BLOCK, True, 32, 128, s.n_kv_heads) == (1024, 1024, 1024)
+
+
+def test_split_plan_paged_rows_split_only_without_full_blocks():
+    """ch16's pool: with full blocks the tile is cut from the pool's length, so a row's keys
+    stay on one CTA (plus one for its partial last block) whatever SPLIT_KV; listed as partial
+    blocks, the row's own blocks are split."""
+    from ch18.sweep_flexdecoding import split_plan
+
+    blocks = [16, 128, 40, 77]                       # 64-token blocks of 4 of the pool's sequences
+    pool = 4700 * 64                                 # the GPU pool: 64 sequences of 1k-8k tokens
+    mixed = [(1, n - 1) for n in blocks]
+    assert split_plan(mixed, pool, 64, True, 4, 64) == (8, 16, 127 * 64)
+    assert split_plan([(n, 0) for n in blocks], pool, 64, False, 4, 64) == (16, 16, 32 * 64)
+    assert split_plan([(n, 0) for n in blocks], pool, 64, False, 1, 64) == (4, 4, 128 * 64)
+
+
+def test_sweep_follows_the_installed_flex_decode_source():
+    """What split_plan and the sweep assume, read from this torch: the empty mask's block,
+    the two tile rules, and every kernel_options key the sweep passes is one the decode
+    lowering or template reads."""
+    import torch._inductor.kernel.flex as flex_pkg
+    from torch.nn.attention import flex_attention as fa
+
+    from ch18.sweep_flexdecoding import DECODE_GRID, LARGE_BLOCK, PAGED_GRID, template_splits_by_row
+
+    assert fa._LARGE_SPARSE_BLOCK_SIZE == LARGE_BLOCK
+    assert template_splits_by_row() is True
+    root = Path(flex_pkg.__file__).parent
+    template = (root / "templates" / "flex_decode.py.jinja").read_text()
+    assert "TILE_KV_OG = tl.cdiv(KV_LEN, SPLIT_KV)" in template
+    source = template + "".join((root / f).read_text() for f in (
+        "flex_decoding.py", "templates/utilities.py.jinja", "templates/common.py.jinja"))
+    keys = {k for cfg in DECODE_GRID + PAGED_GRID for k in (cfg.options or {})}
+    assert keys == {"SPLIT_KV", "BLOCK_N", "num_warps", "num_stages", "BLOCKS_ARE_CONTIGUOUS", "USE_TMA"}
+    for key in keys:
+        assert key in source, key
+
+
+def test_sweep_refuses_the_cpu_and_scores_errors_against_the_tolerance(monkeypatch):
+    import sys
+    import types
+
+    from ch18 import sweep_flexdecoding as sweep
+    from core.benchmark import Tolerance
+
+    monkeypatch.setattr(sys, "argv", ["sweep_flexdecoding"])
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit, match="CUDA"):
+        sweep.main()
+    ref = torch.tensor([1.0, 0.0])
+    tol = Tolerance(rtol=2e-2, atol=1e-2)
+    assert sweep.err_pct(ref + torch.tensor([0.03, 0.0]), ref, tol) == pytest.approx(100.0)
+    case = types.SimpleNamespace(pair_options={"SPLIT_KV": 4})  # rows change one option of the pair's
+    grid = {c.name: c for c in sweep.PAGED_GRID}
+    assert sweep.options_of(case, grid["pair"]) == {"SPLIT_KV": 4}
+    assert sweep.options_of(case, grid["pair.W4"]) == {"SPLIT_KV": 4, "num_warps": 4}
+    assert sweep.options_of(case, grid["partial.S8"]) == {"SPLIT_KV": 8}
+    assert sweep.options_of(case, grid["full"]) == {}                 # the first layout, as it was
 
 
 def mla_sides(shape=None):
