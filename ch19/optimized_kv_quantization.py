@@ -2,10 +2,13 @@
 
 Each cached K or V vector (128 values of one token and KV head) is stored as int8 with an
 fp32 scale absmax/127: 132 bytes instead of 256, so the same GPU holds ~1.9x the tokens.
-The step quantizes its new token's K/V before writing them (in run(), timed). The decode
-kernel loads int8 tiles, converts them in registers (exact), and applies the scales where
-they factor out: K's multiplies each token's score, V's each token's probability. No
-dequantized copy of the cache is ever written.
+The step quantizes its new token's K/V and writes them into the cache in one small kernel
+(in run(), timed). No library kernel reads int8 KV, so _kv_quant_kernel.py's split-KV
+decode kernel does: it streams int8 tiles (cp.async, several in flight), converts them to
+fp16 in registers (exact; the magic-number trick, not one I2F per value), and applies the
+scales where they factor out: K's multiplies each token's score, V's each token's
+probability. No dequantized copy of the cache is ever written; a small kernel merges the
+splits.
 
 Precision change declared: int8 KV; tolerance and the measured error in
 _kv_quantization_common.py. vLLM (`kv_cache_dtype="fp8"`, per-tensor scales) and
