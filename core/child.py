@@ -45,7 +45,7 @@ from core.benchmark import (BenchContext, Benchmark, PairError, Requirements, Si
 from core.declarations import Declarations
 from core.decided import decided
 from core.hardware import SmClock
-from core.integrity import Guard, escaped_work, left_running, mutation_problem
+from core.integrity import EscapeStrikes, Guard, escaped_work, left_running, mutation_problem
 from core.pairfile import load_benchmark, none_can_run, relative, unmet_requirement
 from core.sourcecheck import check_pair_files, describe
 from core.ranks import Ranks
@@ -318,6 +318,8 @@ class PairSession(Checks):
             return timing.Timed(call, before, keep, prepare, calls, most_calls(inputs, device),
                                 capture_within=STATE_CHECK_CALLS if name in stateful else None)
 
+        strikes = EscapeStrikes()  # one batch per side may be flagged (a host stall), not two
+
         def before_round(index: int) -> None:
             checking_state[0] = bool(stateful) and (index == 1 or self.rng.random() < STATE_CHECK_SHARE)
 
@@ -327,7 +329,7 @@ class PairSession(Checks):
             started = time.perf_counter()
             self.captured_at[name] = batch.captured_at or 0
             self.sm_clock.sample(name)
-            problem = impure.get(name) or self.escaped([batch])
+            problem = impure.get(name) or strikes.judge(name, self.escaped([batch]))
             if not problem and not option(benches[name], "inplace", False):
                 mutated = changed(fresh[name].last, inputs)
                 problem = f"{mutation_problem(mutated)} (during timing)" if mutated else None

@@ -60,6 +60,29 @@ def escaped_work(batches: Iterable[Any], gap_ms: float, device: str) -> str | No
     return None
 
 
+class EscapeStrikes:
+    """The check right after each batch, with one batch forgiven per side: a host stall (a
+    garbage collection, another process taking the core) leaves one batch's GPU idle for tens
+    of ms that no sample holds, and looks like escaped work (an honest ch12 cuda_graphs variant
+    failed this way on an H100: 35 ms in one batch of ~60). Work left on another stream leaves
+    its length unaccounted in every batch, so a second flagged batch fails the side; the check
+    over all its batches at the end (escaped_work) and left_running still apply."""
+
+    FORGIVEN = 1
+
+    def __init__(self) -> None:
+        self.flagged: dict[str, list[str]] = {}
+
+    def judge(self, name: str, problem: str | None) -> str | None:
+        if problem is None:
+            return None
+        seen = self.flagged.setdefault(name, [])
+        seen.append(problem)
+        if len(seen) <= self.FORGIVEN:
+            return None
+        return f"{problem} (in {len(seen)} batches)"
+
+
 # A synchronize on an idle device returns in ~10 µs; the planted side-stream cheats leave most
 # of each call running after its end event.
 LEFT_FLOOR_MS = 0.05  # the device still busy this long after a call's end event...

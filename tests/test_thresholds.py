@@ -20,7 +20,7 @@ from core.benchmark import Tolerance
 from core.child import run_pair
 from core.discovery import select
 from core.gate import noisy_reason
-from core.integrity import escaped_work
+from core.integrity import EscapeStrikes, escaped_work
 from core.timing import Batch
 from core.verify import compare, default_tolerance
 from tests.conftest import spec_for, vec_chapter_files, vec_pair_file
@@ -161,6 +161,20 @@ def test_escape_gap_allowance_per_sample():
     assert escaped_work([flushed], gap, "cuda") is None
     untimed = Batch(list(samples), wall_ms=flushed.wall_ms, harness_ms=5.0)
     assert escaped_work([untimed], gap, "cuda")
+
+
+def test_one_stalled_batch_is_forgiven_a_second_flagged_batch_fails():
+    """A host stall leaves one batch's GPU idle outside every sample; work on another stream
+    leaves every batch short. The check after each batch fails a side at its second flagged
+    batch, counted per side."""
+    stalled = escaped_work([_batch([0.4] * 50, 35.0)], 0.01, "cuda")
+    assert stalled  # one batch alone is flagged by escaped_work...
+    strikes = EscapeStrikes()
+    assert strikes.judge("graphs", stalled) is None  # ...and forgiven once
+    assert strikes.judge("graphs", None) is None
+    assert strikes.judge("other", stalled) is None  # another side's first strike is its own
+    second = strikes.judge("graphs", stalled)
+    assert second and second.startswith("work escaped") and "(in 2 batches)" in second
 
 
 def test_escape_check_is_for_cuda_devices_only():
