@@ -24,13 +24,6 @@ from core.benchmark import Requirements, Workload
 class Int8WeightOnly(Bf16DecodeLinear):
     supports_cpu = False  # a Triton kernel: tests/test_ch13.py runs it under the interpreter
     precision = "int8 weights, per-row scales"  # declared: its workload() counts the narrower bytes
-    # Stored runs (0.58x H100, 0.61x H200) measured the first kernel, timed eagerly; until this
-    # one is measured the declaration stays (tests/test_real_pairs.py: a stored speedup < 1 must
-    # be declared). Drop it if the new measurement reaches >= 1x.
-    negative_result = ("0.58x (H100) / 0.61x (H200) with the first kernel (one program per "
-                       "16-64 channels, no split-K, autotuner on every call, timed eagerly and "
-                       "host-bound); the one-launch split-K kernel timed by graph replay that "
-                       "replaced it awaits re-measurement")
     requires = Requirements(modules=("triton",))
     tolerance = WEIGHT_ONLY_TOLERANCE
 

@@ -39,10 +39,6 @@ class Int8Dynamic(Bf16PrefillLinear):
     precision = "int8 weights and activations, per-row scales"  # declared: its workload() counts the narrower bytes
     tolerance = DYNAMIC_TOLERANCE
     # Stored runs measured the first version; drop this once the Triton path measures >= 1x.
-    negative_result = ("0.87x (H100) / 0.89x (H200) with the first version (torch._int_mm, its "
-                       "int32 product rescaled by a second pass); the Triton int8 GEMM with the "
-                       "scales in its epilogue that replaced it awaits re-measurement")
-
     def prepare(self, w: torch.Tensor) -> None:
         self.q, self.w_scale = quantize_rows(w)  # q [N, K]: K-major, as the int8 MMA reads it
         if self.ctx.is_cuda:
