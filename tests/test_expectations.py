@@ -198,25 +198,10 @@ def stored_rates_above_ceiling(root: Path, band_pct: float = 0.0) -> list[str]:
 # pair that runs the ceiling's own op lands within 1% of it either way (ch02's cublas, the
 # ceiling's 8192³ tf32 GEMM, stored 100.05% on an H100).
 CEILING_PRECISION_PCT = 1.0
-# Stored on an H200 against the sustained (power-capped) ceilings before the best-window ones
-# (2026-11-28) and not re-stored since: their speedups stand, their % of ceiling does not. This
-# list only shrinks: re-store them (`bench run --targets <pair> --update-expectations` on an
-# H200) and delete their lines.
-STORED_AGAINST_SUSTAINED_CEILINGS = {
-    "ch02/expectations_h200.json cublas", "ch08/expectations_h200.json loop_unrolling",
-    "ch09/expectations_h200.json compute_bound", "ch09/expectations_h200.json compute_bound_tf32",
-    "ch09/expectations_h200.json sparsity_24", "ch09/expectations_h200.json triton_matmul",
-    "ch09/expectations_h200.json triton_matmul_cublas", "ch14/expectations_h200.json gemm_epilogue",
-    "ch14/expectations_h200.json triton_persistent",
-}
 
 
 def test_no_committed_rate_is_above_its_ceiling():
-    above = stored_rates_above_ceiling(Path(__file__).resolve().parents[1], CEILING_PRECISION_PCT)
-    owed = {" ".join(line.split()[:2]) for line in above}
-    assert [line for line in above if " ".join(line.split()[:2]) not in STORED_AGAINST_SUSTAINED_CEILINGS] == []
-    assert STORED_AGAINST_SUSTAINED_CEILINGS <= owed, (
-        f"re-stored or gone, delete from the list: {sorted(STORED_AGAINST_SUSTAINED_CEILINGS - owed)}")
+    assert stored_rates_above_ceiling(Path(__file__).resolve().parents[1], CEILING_PRECISION_PCT) == []
 
 
 def test_the_ceiling_check_reads_the_stored_rates(tmp_path):
