@@ -47,6 +47,7 @@ from core.decided import decided
 from core.hardware import SmClock
 from core.integrity import EscapeStrikes, Guard, escaped_work, left_running, mutation_problem
 from core.pairfile import load_benchmark, none_can_run, relative, unmet_requirement
+from core.stacks import dump_stacks_on_signal
 from core.sourcecheck import check_pair_files, describe
 from core.ranks import Ranks
 from core.busy import measure_busy
@@ -564,6 +565,7 @@ def main(argv: list[str]) -> int:
     global GUARD
     if len(argv) != 2 or argv[0].startswith("--"):
         sys.exit("usage: python -m core.child SPEC.json RESULT.json (tool modes: core.toolchild)")
+    dump_stacks_on_signal()  # at a timeout the harness asks every process where it is
     rank = int(os.environ.get("RANK", "0"))  # set by torchrun for the ranks of multi-GPU pairs
     if "RANK" in os.environ:
         from core.ranks import die_with_parent

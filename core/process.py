@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from core import REPO_ROOT
+from core.stacks import STACKS_DIR_ENV, ask_for_stacks, stacks_dir
 
 
 def child_env(root: Path = REPO_ROOT) -> dict[str, str]:
@@ -83,6 +85,8 @@ def run_child(args: list[str], timeout_s: float, log: Path, root: Path = REPO_RO
             else _NOT_FORKED)
     if code is _NOT_FORKED:
         code = _run_fresh(args, timeout_s, log, root, token, env, module)
+    if code is not None:  # no timeout: no stacks were asked for (the folder holds empty files)
+        shutil.rmtree(stacks_dir(log), ignore_errors=True)
     tail = log.read_text(errors="replace")[-3000:]
     if result is None or not result.exists():
         return ChildOutcome(code, tail, None)
@@ -115,7 +119,8 @@ def _popen(args: list[str], log: Path, root: Path, token: str, env: dict[str, st
     try:
         with open(log, "w") as handle:
             proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO_ROOT,
-                                    env={**child_env(root), **(env or {})}, stdin=desk.child_end,
+                                    env={**child_env(root), **(env or {}),
+                                         STACKS_DIR_ENV: str(stacks_dir(log))}, stdin=desk.child_end,
                                     stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
     finally:
         desk.close_child_end()
@@ -150,6 +155,7 @@ def _run_fresh(args: list[str], timeout_s: float, log: Path, root: Path, token: 
         code: int | None = proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         code = None
+        ask_for_stacks(proc.pid, log)
     finally:  # timeout, Ctrl-C or a normal exit: nothing it started keeps running
         kill_group(proc.pid)
         proc.wait()
@@ -230,7 +236,8 @@ def _run_forked(server: Any, args: list[str], timeout_s: float, log: Path, root:
     path = [str(root), str(REPO_ROOT)]
     log.write_text("")  # the child truncates and writes it; it exists even if the fork fails
     try:
-        pid = server.start(args, log, {**child_env(root), **server.env}, token, path, module)
+        pid = server.start(args, log, {**child_env(root), **server.env,
+                                       STACKS_DIR_ENV: str(stacks_dir(log))}, token, path, module)
     except ForkServerError:
         server.close()
         _thread.server = None
@@ -241,6 +248,8 @@ def _run_forked(server: Any, args: list[str], timeout_s: float, log: Path, root:
         _register(pid)
         code = server.wait(pid, timeout_s)
         finished = code is not None
+        if not finished:
+            ask_for_stacks(pid, log)
     except ForkServerError:
         finished = True  # the server is gone; the child's log and result say what it did
         _thread.server = None

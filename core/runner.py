@@ -33,6 +33,7 @@ from core.expectations import pair_key
 from core.gate import GateResult
 from core.metrics import rates
 from core.process import child_env, fork_server, run_child
+from core.stacks import frames_in, stacks_dir, stacks_of
 from core.record import ExampleResult, PairResult, PairSpec, RunRecord, VariantSpec
 from core.report import write_reports
 
@@ -240,6 +241,11 @@ def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: 
     elif outcome.code is None:
         reason = (f"timed out after {timeout_s:g} s (raise it with --timeout, or TIMEOUT_S in "
                   f"{pair.chapter}/{pair.baseline.name})")
+        log = run_dir / "logs" / f"{safe}.log"
+        where = frames_in(stacks_of(log), pair.baseline.parent)
+        if where:
+            reason += (f"; the pair's code was at {', '.join(where)} (every process's stacks: "
+                       f"{stacks_dir(log)})")
     else:
         reason = f"child process exited with code {outcome.code} without a result"
     tail = outcome.tail

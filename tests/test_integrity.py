@@ -180,6 +180,9 @@ def test_timeout_override_kills_only_that_pair(make_chapter, fake_root, fast_opt
     hung, good = result.pairs
     assert hung.status == "failed" and "timed out after 3 s" in hung.reason
     assert "TIMEOUT_S in ch93/baseline_vec.py" in hung.reason
+    # the child wrote its stacks at the timeout: the reason says where the pair's code hung
+    assert "the pair's code was at ch93/optimized_vec.py:" in hung.reason, hung.reason
+    assert " in run " in hung.reason.split("the pair's code was at")[1]
     assert good.examples[0].status == "ok"
 
 

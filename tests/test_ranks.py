@@ -9,6 +9,7 @@ machine with fewer GPUs than a pair needs, it is skipped with the reason.
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import torch
@@ -188,6 +189,11 @@ def test_a_rank_that_hangs_is_killed_with_the_whole_pair(make_chapter, tmp_path,
     row = rows["ar"]
     assert row.status == "failed" and "timed out after 10 s" in row.reason, row.reason
     assert hung.exists(), "rank 1 never reached its hang: the pair timed out before it"
+    # at the timeout every process wrote its stacks: rank 1's is in its sleep, rank 0's in the
+    # all-reduce waiting for it
+    where = row.reason.split("the pair's code was at ")[1]
+    assert re.search(r"ch92/optimized_ar\.py:\d+ in run", where), row.reason
+    assert "ch92/_ar_common.py" in where, row.reason
     assert time.perf_counter() - started < 90
     assert int(hung.read_text()) in map(int, pids.read_text().split())
     gone_by = time.monotonic() + 15  # the ranks die with their launcher (parent-death signal)
