@@ -8,14 +8,15 @@ tiles. run() is two launches (_int8_kernel.py):
    x_scale[m] * w_scale[n] applied in the epilogue and bf16 stored.
 
 Cost model at M = 2048, K = N = 8192 (275 GFLOP; H100 peaks: ~990 TFLOP/s bf16, ~1980 TOP/s
-int8, ~3 TB/s): the bf16 GEMM measured 354 µs on an H100 (~780 TFLOP/s). The int8 side pays
-the quantize pass (48 MB moved, ~17 µs at copy speed) plus its GEMM, so it wins if its GEMM
-takes under ~337 µs, i.e. runs above ~820 TOP/s, 41% of the int8 peak. The first version
-measured 0.87x (408 µs): `torch._int_mm` (cuBLASLt) wrote a 64 MB int32 product that a
-separate rescale read back (96 MB more, ~35 µs at copy speed), which by subtraction leaves
-the int8 GEMM itself at about bf16's time (`python -m ch13.sweep_quantization` times each
-part alone and names the kernels cuBLASLt picks). Here the product stays in registers and
-the scales are applied in the epilogue.
+int8, ~3 TB/s): the int8 side pays the quantize pass (48 MB moved) on top of its GEMM, so
+its GEMM must beat bf16's by more than that pass. `python -m ch13.sweep_quantization` timed
+each part alone on an H100 (2026-11-28): bf16 F.linear 343.9 µs (799 TFLOP/s); the Triton
+quantizer 19.5 µs (86% of copy); int8_matmul_scaled, the scales in its epilogue,
+233.1 µs (1179 TOP/s); the whole side 258.3 µs, 1.33x of bf16. The first version measured
+0.87x: `torch._int_mm` alone is not slow (285.8 µs, 962 TOP/s, on an sm80 CUTLASS kernel
+that cuBLASLt picks), but it writes a 64 MB int32 product that a separate rescale reads
+back (206.5 µs eager). Here the product stays in registers and the scales are applied in
+the epilogue. The pair measured 1.27x on an H100 and 1.28x on an H200 (2026-11-28).
 
 Precision change declared: weights and activations rounded to int8, ~1.3% of an output's
 std per output (tolerance derived in _quantization_common.py). On a CPU the same math runs

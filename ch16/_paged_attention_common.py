@@ -35,9 +35,11 @@ backend lists blocks this way). So the mask lists every block of a sequence as p
 KERNEL_OPTIONS asks for SPLIT_KV = 4 (torch's default, max(1, 2 * (SMs // (B * Hkv))), is 1:
 64 x 4 = 256 rows already fill 132 SMs twice). The split is for the ragged batch: with one
 CTA per row the longest sequence's CTA (8k keys) sets the step while the 1k rows idle;
-with 4 each CTA walks at most 2k keys and 1024 CTAs keep more loads in flight. Chosen from
-the kernel's source, not measured yet: `python -m ch18.sweep_flexdecoding --paged` times
-both layouts over SPLIT_KV on the GPU.
+with 4 each CTA walks at most 2k keys and 1024 CTAs keep more loads in flight. SPLIT_KV = 4
+is chosen from the kernel's source: `python -m ch18.sweep_flexdecoding --paged`, which times
+both layouts over SPLIT_KV on the GPU, has not been run yet. The pair with this layout
+measured 1.34x on an H100 and 1.98x on an H200 (2026-11-28); it stays declared cpu_bound,
+since the optimized side builds the BlockMask on the host every step.
 
 Block size 64: Flex's decode kernel tiles KV in blocks no larger than the sparse block, and
 64 rows keep its loads wide (vLLM's default is 16; PagedKV's too). Both sides use the same

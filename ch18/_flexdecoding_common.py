@@ -15,10 +15,10 @@ cache.
   engineer calls, letting SDPA pick its backend. On Hopper with equal lengths and no mask
   that is expected to be a flash kernel: FlashAttention-2, whose forward splits the KV axis
   for a short query (PyTorch's flash_api computes `num_splits` when there is no dropout), or
-  cuDNN's, which SDPA chose on the H100 for ch16 flash_sdp. Which one runs is to be checked
-  with the profiler on the first GPU run. Either way the baseline is itself a hand-written
-  flash kernel: the pair measures Flex's generated kernel against it, and a result near 1x
-  (or below) is the expected, honest outcome for this regime.
+  cuDNN's, which SDPA chose on the H100 for ch16 flash_sdp (which one runs here has not
+  been profiled). Either way the baseline is itself a hand-written flash kernel: the pair
+  measures Flex's generated kernel against it, and a result near 1x (or below) is the
+  honest outcome for this regime.
 - optimized: FlexAttention (`torch.compile`d in setup, warm-up not timed), which for a query
   this short dispatches to its flex-decoding kernel (split-KV + combine, GQA in the kernel),
   given the BlockMask below.
@@ -30,12 +30,13 @@ head) and cuts the row's keys into SPLIT_KV tiles. With full blocks in the mask 
 KV_LEN / SPLIT_KV keys; with none, `kv_num_blocks * SPARSE_KV_BLOCK_SIZE / SPLIT_KV`.
 Called with no block_mask, Flex builds its "empty" mask: ONE block of 2**30 tokens and no
 full blocks, so a tile is 2**30 / SPLIT_KV keys: the first CTA of each row walks all 32768
-keys and the other SPLIT_KV - 1 walk none. That was this pair's first call, and it fits its
-first runs: 32 busy CTAs (8 x 4) on 132 SMs, ~470 GB/s on the H100 and on the H200 alike
-(a per-CTA limit, not the memory's). `dense_block_mask` says the same "every key" as
+keys and the other SPLIT_KV - 1 walk none. That was this pair's first call: 32 busy CTAs
+(8 x 4) of 256 launched, on 132 SMs. `dense_block_mask` says the same "every key" as
 kv_len / 128 full blocks: tiles are cut from the real length and no mask_mod runs. The
-sweep (`python -m ch18.sweep_flexdecoding`) times both calls and `ch18/ncu_flexdecoding.sh`
-profiles them, to confirm this on the GPU.
+sweep (`python -m ch18.sweep_flexdecoding`, H100, 2026-11-28, torch 2.11) confirmed it: the
+old call 1179.5 µs (15.2% of copy), the same with SPLIT_KV 1 (equal time: idle splits); the
+full-block mask 218.5 µs (81.8%). Its CTA columns come from the kernel's tile arithmetic;
+`ch18/ncu_flexdecoding.sh` (Nsight Compute) has not been run.
 
 kernel_options: SPLIT_KV = 16. torch's defaults on Hopper are SPLIT_KV = 2 * (SMs // (B * Hkv)) = 8
 here (256 CTAs of 2 warps), BLOCK_M = 16 (the GQA group of 4 rows, padded), BLOCK_N 64,
@@ -45,6 +46,9 @@ varies them one at a time on the GPU. On an H100 (2026-11-28, torch 2.11): the d
 218.5 µs (82% of copy), SPLIT_KV 16 197.8 µs (90%), SPLIT_KV 32 200.7, BLOCK_N 128 202.1,
 num_warps 4 212.3, num_stages 3 376.8, SDPA 194.2 µs (92%): 16 splits (512 CTAs, ~4 per SM)
 hide the memory latency that 8 splits of 2 warps leave exposed.
+
+Result, a declared parity (negative_result), not a gain: measured on 2026-11-28, 0.92x on an
+H100 (Flex at 89% of the copy ceiling) and 0.81x on an H200 (78%).
 
 Where Flex is expected to pay: once the step needs what SDPA's flash path cannot take: a
 ragged batch (a length mask sends SDPA to a mask-capable kernel, or the engine pads), a
