@@ -39,6 +39,7 @@ def rescale(acc: torch.Tensor, x_scale: torch.Tensor, w_scale: torch.Tensor) -> 
 class Int8Dynamic(Bf16PrefillLinear):
     precision = "int8 weights and activations, per-row scales"  # declared: its workload() counts the narrower bytes
     tolerance = DYNAMIC_TOLERANCE
+
     def prepare(self, w: torch.Tensor) -> None:
         self.q, self.w_scale = quantize_rows(w)  # q [N, K]: K-major, as the int8 MMA reads it
         if self.ctx.is_cuda:
