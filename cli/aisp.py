@@ -218,6 +218,12 @@ def run(
         "this host; 1 on a CPU-only machine). A pair "
         "that fails beside others runs again alone, and that result is kept. A full run "
         "times pairs one at a time: its timings need the GPU to themselves.")),
+    gpus: Optional[int] = typer.Option(None, "--gpus", min=1, help=(
+        "Multi-GPU pairs whose technique scales with the GPU count (collectives, DDP, FSDP, "
+        "tensor/pipeline/context/expert parallelism) run on this many GPUs (default: every GPU "
+        "present; on a CPU machine, their minimum as CPU ranks) and are stored by the count "
+        "(expectations_4x_h100.json). A pair about a fixed number of GPUs runs on that number; "
+        "one that needs more than N SKIPs.")),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=(
         "Print only the final table and its verdict lines: no per-pair progress.")),
     verbose: bool = typer.Option(False, "--verbose", "-v", help=(
@@ -268,12 +274,18 @@ def run(
         warmup = 1 if warmup is None else warmup
     if ncu_clock_control not in ("none", "base"):
         _usage_error(f"--ncu-clock-control must be none or base, not {ncu_clock_control!r}")
+    if gpus is not None and gpus > 1:
+        import torch
+
+        have = torch.cuda.device_count()
+        if have and gpus > have:
+            _usage_error(f"--gpus {gpus}: this machine has {have} GPU(s)")
     options = RunOptions(iterations=iterations, warmup=warmup, seed=seed, timeout_s=timeout,
                          update_expectations=update_expectations, strict=strict,
                          output_dir=output_dir, resume=resume, profile=profile.value,
                          ncu_replay_mode=ncu_replay_mode.value,
                          ncu_clock_control=ncu_clock_control, mode=mode.value,
-                         precompile=precompile, jobs=jobs)
+                         precompile=precompile, jobs=jobs, gpus=gpus)
     if resume is not None and not (resume / "results.jsonl").exists():
         _usage_error(f"--resume {resume}: no results.jsonl there; pass the run directory of an "
                      f"earlier `bench run`")

@@ -46,7 +46,7 @@ from core.declarations import Declarations
 from core.decided import decided
 from core.hardware import SmClock
 from core.integrity import EscapeStrikes, Guard, escaped_work, left_running, mutation_problem
-from core.pairfile import load_benchmark, none_can_run, relative, unmet_requirement
+from core.pairfile import load_benchmark, none_can_run, ranks_for, relative, unmet_requirement
 from core.stacks import dump_stacks_on_signal
 from core.sourcecheck import check_pair_files, describe
 from core.ranks import Ranks
@@ -173,7 +173,7 @@ class PairSession(Checks):
             GUARD.watch_pair(self.baseline)
         self.result.teaching = bool(option(self.baseline, "teaching", False))
         self.answers_here = not (option(self.baseline, "rank0_output", False) and self.ranks.rank)
-        why = unmet_requirement(self.baseline, self.device)
+        why = unmet_requirement(self.baseline, self.device, self.spec.gpus)
         if why:
             self.result.fail_all(f"{self.file}: {why}", "skipped")
             return False
@@ -199,7 +199,7 @@ class PairSession(Checks):
             self.fail(name, str(exc))
             return
         self.check_guard("while importing", name)
-        why = unmet_requirement(bench, self.device)
+        why = unmet_requirement(bench, self.device, self.spec.gpus)
         if why:
             self.fail(name, f"{relative(path)}: {why}", "skipped")
             return
@@ -532,7 +532,7 @@ def run_pair(spec: PairSpec, rng: random.Random | None = None) -> PairResult:
 
 
 def ranks_needed(spec: PairSpec) -> int:
-    """How many ranks the pair's baseline asks for (`requires.gpus`), when it can run here;
+    """How many ranks the pair's baseline asks for (core.pairfile.ranks_for), when it can run here;
     1 for a `one_process` pair (it drives its GPUs itself), and otherwise (the session itself
     then reports the SKIP or the error)."""
     try:
@@ -541,9 +541,9 @@ def ranks_needed(spec: PairSpec) -> int:
         return 1
     requires = option(bench, "requires", Requirements())
     needed = requires.gpus
-    if needed <= 1 or requires.one_process or unmet_requirement(bench, _device()):
+    if needed <= 1 or requires.one_process or unmet_requirement(bench, _device(), spec.gpus):
         return 1
-    return needed
+    return ranks_for(bench, _device(), spec.gpus)
 
 
 def launch_ranks(spec: PairSpec, argv: list[str], out: Path, needed: int) -> None:

@@ -39,9 +39,12 @@ def load_benchmark(path: Path) -> Benchmark:
     return bench
 
 
-def unmet_requirement(bench: object, device: str) -> str | None:
-    """Why this benchmark cannot run here, or None."""
+def unmet_requirement(bench: object, device: str, gpus: int | None = None) -> str | None:
+    """Why this benchmark cannot run here, or None (`gpus`: `bench run --gpus N`, the most
+    GPUs a pair may use)."""
     req: Requirements = option(bench, "requires", Requirements())
+    if gpus and req.gpus > gpus:
+        return f"needs {req.gpus} GPUs; --gpus {gpus} was given"
     if device == "cpu":
         if req.cuda and not option(bench, "supports_cpu", False):
             return "needs a CUDA GPU; none is available on this machine"
@@ -63,6 +66,22 @@ def unmet_requirement(bench: object, device: str) -> str | None:
         if nvcc_path() is None:
             return "needs nvcc (the CUDA toolkit) to build its .cu file; set CUDA_HOME"
     return _unmet_on_host(req) or _unavailable(bench)
+
+
+def ranks_for(bench: object, device: str, gpus: int | None = None) -> int:
+    """How many ranks a multi-GPU pair runs as: its `requires.gpus`, or, for a pair that
+    scales (`requires.scales`), `--gpus N` when given, else every GPU present (on a CPU
+    machine, where ranks are CPU processes, its minimum)."""
+    req: Requirements = option(bench, "requires", Requirements())
+    if not req.scales:
+        return req.gpus
+    if gpus:
+        return max(req.gpus, gpus)
+    if device.startswith("cuda"):
+        import torch
+
+        return max(req.gpus, torch.cuda.device_count())
+    return req.gpus
 
 
 def _missing_module(req: Requirements) -> str | None:

@@ -389,6 +389,7 @@ class PairSpec:
     # escaped-work check (a batch's wall time against its samples) cannot tell their time from
     # work that escaped the timed stream, so it is off; no time a smoke run reports is a result
     shared_gpu: bool = False
+    gpus: int | None = None  # bench run --gpus N: scaling pairs run as N ranks, none uses more
 
     def __post_init__(self) -> None:
         self.examples = [e if isinstance(e, VariantSpec) else VariantSpec(**e) for e in self.examples]

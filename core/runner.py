@@ -54,6 +54,7 @@ class RunOptions:
     mode: str = "full"  # smoke: few samples, one goodput replay, no cold starts, nothing gated or stored
     precompile: bool = True  # fill the compiler caches in parallel first (core.precompile)
     jobs: int | None = None  # smoke: pairs at a time (core.side_by_side); None: its default on a GPU
+    gpus: int | None = None  # scaling multi-GPU pairs run as this many ranks (None: every GPU)
 
 
 SMOKE_GATE = GateResult("smoke", "smoke run: not gated (few samples, shapes a pair may "
@@ -187,7 +188,7 @@ def pair_spec(pair: Pair, examples: list[Example], options: RunOptions,
     return PairSpec(pair=pair.id, baseline=str(pair.baseline), seed=options.seed,
                     iterations=options.iterations, warmup=options.warmup, mode=options.mode,
                     examples=[VariantSpec(e.name, e.id, str(e.optimized)) for e in examples],
-                    floors=floors or {}, shared_gpu=shared_gpu)
+                    floors=floors or {}, shared_gpu=shared_gpu, gpus=options.gpus)
 
 
 def _safe(pair: Pair) -> str:
@@ -530,7 +531,7 @@ def run_choices(selection: list[tuple[Pair, list[Example]]], options: RunOptions
     return {"targets": [e.id for _, examples in selection for e in examples],
             "iterations": options.iterations, "warmup": options.warmup, "seed": options.seed,
             "profile": options.profile, "update_expectations": options.update_expectations,
-            "mode": options.mode}
+            "mode": options.mode, "gpus": options.gpus}
 
 
 def check_resume(run_dir: Path, chosen: dict[str, Any]) -> None:

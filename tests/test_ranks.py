@@ -395,3 +395,33 @@ def test_ranks_start_afresh_when_a_forked_rank_could_not_use_the_gpu(make_chapte
     result = signed["payload"]
     assert result["status"] == "ok" and result["ranks"] == 2
     assert [e["status"] for e in result["examples"]] == ["ok"]
+
+
+SCALING_COMMON = COMMON.replace("requires = Requirements(gpus=2)",
+                                "requires = Requirements(gpus=2, scales=True)")
+
+
+def test_a_pair_that_scales_runs_on_the_gpus_asked_for_and_is_stored_by_the_count(
+        make_chapter, tmp_path, store_noisy):
+    """`scales`: the minimum by default on a CPU (there are no GPUs to count), `--gpus 3` runs
+    3 ranks stored under `3x_`; a pair about exactly 2 GPUs stays at 2; `--gpus 1` SKIPs both."""
+    chapter = make_chapter("ch91", {"_ar_common.py": SCALING_COMMON, "baseline_ar.py": BASELINE,
+                                    "optimized_ar.py": HONEST})
+    fixed = make_chapter("ch90", {"_ar_common.py": COMMON, "baseline_ar.py": BASELINE,
+                                  "optimized_ar.py": HONEST})
+
+    def run(gpus, folder, store=True):
+        return run_suite(select([folder.name], root=folder.parent),
+                         RunOptions(iterations=4, warmup=1, timeout_s=180, gpus=gpus,
+                                    update_expectations=store,
+                                    output_dir=tmp_path / f"runs-{folder.name}-{gpus}"))
+    default = run(None, chapter)
+    key = default.fingerprint["hardware_key"]
+    assert default.pairs[0].ranks == 2 and (chapter / f"expectations_2x_{key}.json").exists()
+    three = run(3, chapter)
+    assert three.pairs[0].ranks == 3, three.rows[0].reason
+    assert three.rows[0].status == "ok", three.rows[0].reason
+    assert (chapter / f"expectations_3x_{key}.json").exists()
+    assert run(3, fixed, store=False).pairs[0].ranks == 2  # a fixed count is not scaled
+    cut = run(1, chapter, store=False)
+    assert cut.rows[0].status == "skipped" and "--gpus 1 was given" in cut.rows[0].reason
