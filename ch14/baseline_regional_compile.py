@@ -4,6 +4,11 @@ Dynamo traces the forward through all 24 blocks into one graph, and Inductor low
 schedules and generates code for all of it: the work grows with the depth, although every
 block is the same code with different weights. (Identical generated kernels are compiled by
 Triton once; the tracing, lowering and scheduling are not shared.)
+
+Why ~110 s on an H100, not 20: the gate needs two or three cold starts per side (the median
+of three, core.compile_time; a gate run stops after two once they decide it), each a fresh
+process compiling from empty caches, ~29 s here plus ~18 s regional; fewer blocks would
+shrink the very cost the pair is about (the whole-model compile grows with the depth).
 """
 from __future__ import annotations
 

@@ -5,8 +5,9 @@ the host bookkeeping an engine does on admission) and frees them at the end; pre
 the prompts' K/V in place (eager: one call). Each decode step copies the fed tokens and
 positions into static buffers and replays the CUDA graph of its read-length bucket: the
 step reads the cache to its length rounded up to `bucket` tokens (the extra positions are
-masked), so a few graphs (two here: 576 and 640 for steps at 513..640) cover the call,
-and a step reads at most bucket - 1 masked tokens more than eager's exact length.
+masked), so a few graphs cover a call (one here: 576, for the steps at 513..576; a longer
+call adds one per 64 tokens), and a step reads at most bucket - 1 masked tokens more than
+eager's exact length.
 Graphs are captured in setup() from warm-up runs on a side stream, into one memory pool.
 On the CPU the same steps run eagerly.
 """
