@@ -274,12 +274,19 @@ def run(
         warmup = 1 if warmup is None else warmup
     if ncu_clock_control not in ("none", "base"):
         _usage_error(f"--ncu-clock-control must be none or base, not {ncu_clock_control!r}")
+    from core.ranks import nodes
+
+    try:
+        node_count = nodes()  # AISP_TORCHRUN_ARGS: a pair's ranks are split over its nodes
+    except ValueError as exc:
+        _usage_error(str(exc))
     if gpus is not None and gpus > 1:
         import torch
 
         have = torch.cuda.device_count()
-        if have and gpus > have:
-            _usage_error(f"--gpus {gpus}: this machine has {have} GPU(s)")
+        if have and gpus > have * node_count:
+            _usage_error(f"--gpus {gpus}: this machine has {have} GPU(s)"
+                         + (f", {have * node_count} on {node_count} nodes" if node_count > 1 else ""))
     options = RunOptions(iterations=iterations, warmup=warmup, seed=seed, timeout_s=timeout,
                          update_expectations=update_expectations, strict=strict,
                          output_dir=output_dir, resume=resume, profile=profile.value,

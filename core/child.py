@@ -548,16 +548,16 @@ def ranks_needed(spec: PairSpec) -> int:
 
 def launch_ranks(spec: PairSpec, argv: list[str], out: Path, needed: int) -> None:
     """This child becomes the launcher of the pair's ranks (core.ranks); rank 0 signs the
-    result. When no rank did, the launcher reports the first rank's reason. Never returns."""
+    result. When no rank here did, the launcher reports why. Never returns."""
     from core.ranks import launch
 
-    outcome = launch(needed, argv)
+    outcome = launch(needed, argv, pair=spec.pair)  # this node's share of the ranks
     if out.exists():
         sys.stdout.flush()
         os._exit(0)
     result = PairSession(spec, _device(), random.Random()).result
-    result.fail_all(outcome.first_error or f"{spec.pair}: torchrun exited with code "
-                    f"{outcome.code} and no rank wrote a result (see the log)")
+    result.ranks = outcome.world or needed
+    result.fail_all(*outcome.verdict(spec.pair))  # rank 0 ran on another node, or failed
     deliver(out, read_token(), result.to_dict())
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from core import goals
 from core.benchmark import Benchmark, PairError, Requirements, option, validate
+from core.ranks import nodes, split_problem
 from core.record import ExampleResult, PairResult, PairSpec
 from core.tuning import numa_node_count
 
@@ -45,14 +46,18 @@ def unmet_requirement(bench: object, device: str, gpus: int | None = None) -> st
     req: Requirements = option(bench, "requires", Requirements())
     if gpus and req.gpus > gpus:
         return f"needs {req.gpus} GPUs; --gpus {gpus} was given"
+    if req.gpus > 1 and not req.one_process and (split := split_problem(ranks_for(bench, device, gpus))):
+        return split  # its ranks over the nodes of AISP_TORCHRUN_ARGS (core.ranks)
     if device == "cpu":
         if req.cuda and not option(bench, "supports_cpu", False):
             return "needs a CUDA GPU; none is available on this machine"
         return _missing_module(req) or _unmet_on_host(req) or _unavailable(bench)
     import torch
 
-    if req.gpus > torch.cuda.device_count():
-        return f"needs {req.gpus} GPUs; this machine has {torch.cuda.device_count()}"
+    here = req.gpus if req.one_process else -(-req.gpus // nodes())  # several nodes: a share
+    if here > torch.cuda.device_count():
+        share = f" ({here} on each of {nodes()} nodes)" if here < req.gpus else ""
+        return f"needs {req.gpus} GPUs{share}; this machine has {torch.cuda.device_count()}"
     if req.min_compute_capability and torch.cuda.get_device_capability() < req.min_compute_capability:
         want = ".".join(map(str, req.min_compute_capability))
         have = ".".join(map(str, torch.cuda.get_device_capability()))
@@ -70,8 +75,8 @@ def unmet_requirement(bench: object, device: str, gpus: int | None = None) -> st
 
 def ranks_for(bench: object, device: str, gpus: int | None = None) -> int:
     """How many ranks a multi-GPU pair runs as: its `requires.gpus`, or, for a pair that
-    scales (`requires.scales`), `--gpus N` when given, else every GPU present (on a CPU
-    machine, where ranks are CPU processes, its minimum)."""
+    scales (`requires.scales`), `--gpus N` when given, else every GPU present, on every node
+    of AISP_TORCHRUN_ARGS (on a CPU machine, where ranks are CPU processes, its minimum)."""
     req: Requirements = option(bench, "requires", Requirements())
     if not req.scales:
         return req.gpus
@@ -80,7 +85,7 @@ def ranks_for(bench: object, device: str, gpus: int | None = None) -> int:
     if device.startswith("cuda"):
         import torch
 
-        return max(req.gpus, torch.cuda.device_count())
+        return max(req.gpus, torch.cuda.device_count() * nodes())  # every node's GPUs
     return req.gpus
 
 
