@@ -420,8 +420,11 @@ class PairSession(Checks):
 
     def collect(self, measurement: timing.Measurement) -> None:
         self.probes = {}  # each side's calls one at a time (host-bound and left-running checks)
+        calls = self.ranks.from_rank0({n: timing.probe_calls(measurement.samples_ms[n])  # ranks agree
+                                       for n in ("baseline", *self.sides)})
         for name in ("baseline", *self.sides) if self.device.startswith("cuda") else ():
-            self.probes[name] = timing.host_probe(lambda b=self.bench(name), x=self.timed_inputs: b.run(x))
+            self.probes[name] = timing.host_probe(lambda b=self.bench(name), x=self.timed_inputs: b.run(x),
+                                                  calls[name])
         escaped = self.escaped(measurement.batches["baseline"], "baseline")
         if escaped:
             raise PairError(f"{self.file}: {escaped}")

@@ -263,7 +263,21 @@ class Probe:
     # work the call left on another stream, which no sample of it would hold
 
 
-def host_probe(fn: Fn, calls: int = 5) -> Probe:
+PROBE_CALLS = 5  # calls a host probe makes, one at a time...
+PROBE_BUDGET_MS = 250.0  # ...fewer (at least 2) where that many would take longer than this
+
+
+def probe_calls(samples_ms: list[float]) -> int:
+    """How many calls to probe a side with, from its timed samples: PROBE_CALLS, fewer for a
+    side whose calls take hundreds of ms (a 0.4 s training step probed 5 times cost 2 s a side,
+    for a minimum that 2 calls give as well)."""
+    if not samples_ms:
+        return PROBE_CALLS
+    median = sorted(samples_ms)[len(samples_ms) // 2]
+    return max(2, min(PROBE_CALLS, int(PROBE_BUDGET_MS / max(median, 1e-3))))
+
+
+def host_probe(fn: Fn, calls: int = PROBE_CALLS) -> Probe:
     """Time `calls` calls one by one, the queue empty at each start.
 
     A side whose host time reaches its GPU time is host-bound: its samples measure the

@@ -398,3 +398,12 @@ def test_a_known_median_stops_longer_rounds_only_once_there_are_enough_of_them()
                     before_round=lambda _: time.sleep(0.03))
     assert m.stop_reason.startswith("median known")
     assert m.rounds == MIN_ROUNDS
+
+
+def test_slow_sides_are_probed_with_fewer_calls():
+    from core.timing import PROBE_CALLS, probe_calls
+
+    assert probe_calls([0.05] * 20) == PROBE_CALLS  # fast calls: all five
+    assert probe_calls([60.0] * 9) == 4  # 250 ms of probing
+    assert probe_calls([370.0, 380.0, 360.0]) == 2  # a training step: never fewer than two
+    assert probe_calls([]) == PROBE_CALLS
