@@ -9,6 +9,7 @@ Chapters are read from the repo, or from $AISP_ROOT when set (see core/discovery
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 import signal
@@ -218,6 +219,10 @@ def run(
         "this host; 1 on a CPU-only machine). A pair "
         "that fails beside others runs again alone, and that result is kept. A full run "
         "times pairs one at a time: its timings need the GPU to themselves.")),
+    aa: bool = typer.Option(False, "--aa", help=(
+        "A/A run: each selected pair's baseline timed against itself (chNN:stem_aa). Its "
+        "ratios would all be 1.00 with no noise; `bench calibrate` turns A/A runs from fresh "
+        "machines into the gate's tolerances. Nothing is stored.")),
     gpus: Optional[int] = typer.Option(None, "--gpus", min=1, help=(
         "Multi-GPU pairs whose technique scales with the GPU count (collectives, DDP, FSDP, "
         "tensor/pipeline/context/expert parallelism) run on this many GPUs (default: every GPU "
@@ -254,6 +259,13 @@ def run(
         _usage_error(str(exc))
     if not selection:
         _usage_error(f"targets {' '.join(names)} select no pairs")
+    if aa:
+        if update_expectations:
+            _usage_error("--aa times each baseline against itself, which is not a result to "
+                         "store: drop --update-expectations")
+        from core.calibration import aa_selection
+
+        selection = aa_selection(selection)
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
         probe_file = output_dir / ".aisp-write-test"
@@ -523,6 +535,28 @@ def readme(runs: Optional[List[Path]] = typer.Argument(None, help=(
         wanted = {f"ch{int(d):02d}" for d in digits}
     for readme_path in write_tables(records, chapters_root(), wanted, keep_others, forgotten):
         typer.echo(f"wrote {readme_path}")
+
+
+@bench_app.command("calibrate")
+def calibrate(runs: List[Path] = typer.Argument(..., help=(
+        "Run directories (or their results.json) of `bench run --aa`, each from a fresh "
+        "machine of one GPU model."))) -> None:
+    """Set the gate's tolerances from A/A runs: per family of pairs (GPU-timed, cpu_bound),
+    the largest stray of an A/A ratio from 1.00, s, gives t = 1 - exp(-2 s); written to
+    calibration/<gpu>.json, which every later run of that GPU model gates with."""
+    from core import calibration
+    from core.compare import load_run
+
+    try:
+        found = calibration.summarize([load_run(path).to_dict() for path in runs])
+    except ValueError as exc:
+        _usage_error(str(exc))
+    rows = [[name, f.ratios, f"{math.exp(f.spread_ln) - 1:.2%}", f.worst,
+             "-" if f.tolerance is None else f"{f.tolerance:.1%}"]
+            for name, f in found.families.items()]
+    typer.echo(tabulate(rows, headers=["family", "A/A ratios", "largest stray", "where",
+                                       "tolerance"]))
+    typer.echo(f"wrote {calibration.write(found)}")
 
 
 @bench_app.command("front-page")

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from core import REPO_ROOT, atomic, front_page, goals, precheck, precompile, results_csv, side_by_side
+from core import REPO_ROOT, atomic, calibration, front_page, goals, precheck, precompile, results_csv, side_by_side
 from core import expectations as expect
 from core.declarations import rules_changed
 from core.decided import Floor
@@ -423,6 +423,21 @@ def _stop_on_broken(broken: dict[Path, str], key: str, run_dir: Path, resumed: b
                       f"on {file_key} would stop)"))
 
 
+def _use_calibration(key: str, listener: Listener) -> None:
+    """The gate's tolerances for this GPU model, where A/A runs measured them (core.calibration)."""
+    try:
+        measured = calibration.activate(key)
+    except ValueError as exc:
+        calibration.activate("")  # the defaults
+        listener(Note(f"{exc}; the gate uses its default tolerances"))
+        return
+    if measured:
+        shown = ", ".join(f"{name} {f.tolerance:.1%}" for name, f in measured.families.items()
+                          if f.tolerance is not None)
+        listener(Note(f"gate tolerances measured by A/A runs (calibration/{measured.key}.json): "
+                      f"{shown or 'none (too few ratios)'}"))
+
+
 def _run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                listener: Listener, run_dir: Path, chosen: dict[str, Any],
                finished: dict[str, PairResult], started: float,
@@ -432,6 +447,7 @@ def _run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
     if info.get("ceiling_conditions"):  # clocks and throttle reasons each ceiling ran at
         fingerprint["ceiling_conditions"] = info["ceiling_conditions"]
     key = fingerprint.get("hardware_key", "cpu")
+    _use_calibration(key, listener)
     _stop_on_broken(broken, key, run_dir, bool(options.resume), listener)
     record = RunRecord(run_dir, fingerprint, ceilings, options=chosen)
     stored: dict[Path, dict[str, dict[str, Any]]] = {}  # expectations files read so far

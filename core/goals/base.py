@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from core import gate as verdict
+from core import calibration, gate as verdict
 from core.decided import Floor
 
 if TYPE_CHECKING:
@@ -57,9 +57,13 @@ class Goal:
         """Measurements in processes of their own, after the pair's child (cold starts)."""
 
     def tolerance(self, entry: dict[str, Any] | None, cpu_bound: str = "") -> float:
-        """The gate's tolerance when the stored entry sets none."""
-        return (verdict.CPU_BOUND_TOLERANCE if cpu_bound or (entry or {}).get("cpu_bound")
-                else verdict.DEFAULT_TOLERANCE)
+        """The gate's tolerance when the stored entry sets none: the one A/A runs measured
+        for this GPU model and family (core.calibration), else core.gate's default."""
+        bound = cpu_bound or (entry or {}).get("cpu_bound", "")
+        measured = calibration.measured_tolerance(bound)
+        if measured is not None:
+            return measured
+        return verdict.CPU_BOUND_TOLERANCE if bound else verdict.DEFAULT_TOLERANCE
 
     def floor(self, entry: dict[str, Any]) -> Floor | None:
         """The floor a gate run may stop early against (core.decided), from a stored entry;
