@@ -130,6 +130,16 @@ MUTATIONS = [
     Mutation("left-running-floor-0.2", "core/integrity.py",
              "LEFT_FLOOR_MS = 0.05", "LEFT_FLOOR_MS = 0.2",
              ("tests/test_integrity.py::test_a_call_that_leaves_the_gpu_busy_after_its_end_event_escaped",)),
+    Mutation("escape-strikes-forgive-all", "core/integrity.py",
+             "    FORGIVEN = 1\n", "    FORGIVEN = 99\n",
+             (T + "test_one_stalled_batch_is_forgiven_a_second_flagged_batch_fails",)),
+    # --- core/calibration.py: the measured gate tolerance -----------------------------------
+    Mutation("calibration-one-sided-spread", "core/calibration.py",
+             "raw = 1 - math.exp(-2 * spread_ln)", "raw = 1 - math.exp(-spread_ln)",
+             ("tests/test_calibration.py::test_the_largest_stray_sets_the_tolerance_of_its_family",)),
+    Mutation("calibration-min-ratios-1", "core/calibration.py",
+             "MIN_RATIOS = 10", "MIN_RATIOS = 1",
+             ("tests/test_calibration.py::test_too_few_ratios_or_runs_or_mixed_gpus_set_nothing",)),
     # --- core/gate.py: NOISY ---------------------------------------------------------------
     Mutation("noisy-min-to-max", "core/gate.py",
              "if min(samples) < MIN_SAMPLES:", "if max(samples) < MIN_SAMPLES:", NOISY_TESTS),
