@@ -45,7 +45,7 @@ from core.benchmark import (BenchContext, Benchmark, PairError, Requirements, Si
 from core.declarations import Declarations
 from core.decided import decided
 from core.hardware import SmClock
-from core.integrity import EscapeStrikes, Guard, escaped_work, left_running, mutation_problem
+from core.integrity import EscapeStrikes, Guard, escape_problem, mutation_problem
 from core.pairfile import load_benchmark, none_can_run, ranks_for, relative, unmet_requirement
 from core.stacks import dump_stacks_on_signal
 from core.sourcecheck import check_pair_files, describe
@@ -299,6 +299,7 @@ class PairSession(Checks):
                                                   if self.answers_here else None)
 
             def prepare(calls: int) -> None:
+                self.ranks.barrier(option(self.baseline, "rank0_output", False))  # see Ranks.barrier
                 started = time.perf_counter()
                 if name in stateful and checking_state[0]:
                     bench.setup(bench.ctx)  # this batch steps from a fresh state
@@ -330,7 +331,7 @@ class PairSession(Checks):
             started = time.perf_counter()
             self.captured_at[name] = batch.captured_at or 0
             self.sm_clock.sample(name)
-            problem = impure.get(name) or strikes.judge(name, self.escaped([batch]))
+            problem = impure.get(name) or strikes.judge(name, self.escaped([batch], side=name))
             if not problem and not option(benches[name], "inplace", False):
                 mutated = changed(fresh[name].last, inputs)
                 problem = f"{mutation_problem(mutated)} (during timing)" if mutated else None
@@ -411,17 +412,16 @@ class PairSession(Checks):
                 raise PairError(why) from exc
             raise timing.GraphCaptureError(why) from exc
 
-    def escaped(self, batches: list[timing.Batch], name: str = "") -> str | None:
-        """core.integrity.escaped_work and left_running, unless other pairs share the GPU."""
+    def escaped(self, batches: list[timing.Batch], name: str = "", side: str = "") -> str | None:
+        """core.integrity's checks, unless the GPU is shared or this rank runs no baseline (rank0_output)."""
         self.integrity.escape_check = not self.spec.shared_gpu
-        left = left_running(self.probes.get(name)) if name else None
-        return None if self.spec.shared_gpu else (escaped_work(
-            batches, self.integrity.launch_gap_ms, self.device) or left)
+        idle = "baseline" in (name, side) and not self.answers_here
+        return escape_problem(batches, self.integrity.launch_gap_ms, self.device,
+                              self.probes.get(name) if name else None, not (self.spec.shared_gpu or idle))
 
     def collect(self, measurement: timing.Measurement) -> None:
         self.probes = {}  # each side's calls one at a time (host-bound and left-running checks)
-        calls = self.ranks.from_rank0({n: timing.probe_calls(measurement.samples_ms[n])  # ranks agree
-                                       for n in ("baseline", *self.sides)})
+        calls = self.ranks.from_rank0(timing.probe_calls(measurement.samples_ms))  # the ranks agree
         for name in ("baseline", *self.sides) if self.device.startswith("cuda") else ():
             self.probes[name] = timing.host_probe(lambda b=self.bench(name), x=self.timed_inputs: b.run(x),
                                                   calls[name])

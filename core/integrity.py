@@ -100,6 +100,16 @@ def left_running(probe: Any) -> str | None:
             f"streams it used")
 
 
+def escape_problem(batches: Iterable[Any], gap_ms: float, device: str, probe: Any = None,
+                   checked: bool = True) -> str | None:
+    """escaped_work over `batches`, then left_running of the side's `probe` (where given);
+    nothing where the check is off (`checked`: other pairs share the GPU, or the rank runs no
+    baseline work of its own)."""
+    if not checked:
+        return None
+    return escaped_work(batches, gap_ms, device) or (left_running(probe) if probe is not None else None)
+
+
 def alias_problem(aliases: list[str]) -> str | None:
     if not aliases:
         return None

@@ -82,6 +82,17 @@ class Ranks:
         dist.broadcast_object_list(box, src=0, group=self.control)
         return box[0]
 
+    def barrier(self, when: bool = True) -> None:
+        """Every rank waits for the others, where `when`. Before each batch of a pair whose
+        baseline runs on rank 0 alone (rank0_output, nn.DataParallel's shape): rank 0's
+        baseline drives every GPU, and a rank that ran ahead into the next side's batch would
+        start that side's collectives on a GPU rank 0's step still uses (its NCCL kernel
+        spinning in another process while rank 0's kernels wait their turn)."""
+        if self.distributed and when:
+            import torch.distributed as dist
+
+            dist.barrier(group=self.control)
+
     def slowest(self, samples_ms: dict[str, list[float]]) -> dict[str, list[float]]:
         """Each side's samples become the slowest rank's (ranks time the same calls, in step),
         in place; returns each side's median on every rank. One rank: nothing changes."""

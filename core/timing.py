@@ -267,14 +267,16 @@ PROBE_CALLS = 5  # calls a host probe makes, one at a time...
 PROBE_BUDGET_MS = 250.0  # ...fewer (at least 2) where that many would take longer than this
 
 
-def probe_calls(samples_ms: list[float]) -> int:
-    """How many calls to probe a side with, from its timed samples: PROBE_CALLS, fewer for a
-    side whose calls take hundreds of ms (a 0.4 s training step probed 5 times cost 2 s a side,
-    for a minimum that 2 calls give as well)."""
-    if not samples_ms:
-        return PROBE_CALLS
-    median = sorted(samples_ms)[len(samples_ms) // 2]
-    return max(2, min(PROBE_CALLS, int(PROBE_BUDGET_MS / max(median, 1e-3))))
+def probe_calls(samples_ms: dict[str, list[float]]) -> dict[str, int]:
+    """How many calls to probe each side with, from its timed samples: PROBE_CALLS, fewer for
+    a side whose calls take hundreds of ms (a 0.4 s training step probed 5 times cost 2 s a
+    side, for a minimum that 2 calls give as well)."""
+    def calls(samples: list[float]) -> int:
+        if not samples:
+            return PROBE_CALLS
+        median = sorted(samples)[len(samples) // 2]
+        return max(2, min(PROBE_CALLS, int(PROBE_BUDGET_MS / max(median, 1e-3))))
+    return {name: calls(samples) for name, samples in samples_ms.items()}
 
 
 def host_probe(fn: Fn, calls: int = PROBE_CALLS) -> Probe:

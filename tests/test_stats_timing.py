@@ -403,7 +403,6 @@ def test_a_known_median_stops_longer_rounds_only_once_there_are_enough_of_them()
 def test_slow_sides_are_probed_with_fewer_calls():
     from core.timing import PROBE_CALLS, probe_calls
 
-    assert probe_calls([0.05] * 20) == PROBE_CALLS  # fast calls: all five
-    assert probe_calls([60.0] * 9) == 4  # 250 ms of probing
-    assert probe_calls([370.0, 380.0, 360.0]) == 2  # a training step: never fewer than two
-    assert probe_calls([]) == PROBE_CALLS
+    calls = probe_calls({"fast": [0.05] * 20, "mid": [60.0] * 9, "step": [370.0, 380.0, 360.0],
+                         "none": []})
+    assert calls == {"fast": PROBE_CALLS, "mid": 4, "step": 2, "none": PROBE_CALLS}  # >= 2 always

@@ -288,3 +288,15 @@ def test_baseline_modifying_inputs_during_timing_fails_the_pair(on_cpu, in_proce
     assert result.status == "failed"
     assert "ch95/baseline_vec.py" in rows["vec"].reason
     assert "modified its inputs" in rows["vec"].reason and "(during timing)" in rows["vec"].reason
+
+
+def test_escape_problem_is_off_where_the_rank_runs_no_baseline_or_the_gpu_is_shared():
+    from core.integrity import escape_problem
+    from core.timing import Probe
+
+    escaped = [_batch([0.001] * 10, 100.0)]
+    assert escape_problem(escaped, 0.0, "cuda")
+    assert escape_problem(escaped, 0.0, "cuda", checked=False) is None  # rank0_output's rank 1
+    left = Probe(host_ms=0.1, gpu_ms=1.0, left_ms=5.0)  # most of the call ran after its end event
+    assert "still busy" in escape_problem([_batch([1.0] * 10, 0.0)], 0.0, "cuda", left)
+    assert escape_problem([_batch([1.0] * 10, 0.0)], 0.0, "cuda", left, checked=False) is None
