@@ -2,6 +2,10 @@
 
 make_inputs(seed) builds every rank's message ([world, n]); rank r contributes row r, so
 reference() is the plain sum of the rows on one device.
+
+Both pairs run on every GPU present (`bench run --gpus N` for fewer) and scale weakly: the
+message per rank is fixed, so each rank moves 2(n-1)/n of it and the bus bandwidth (the
+rate column) is the number to compare across GPU counts.
 """
 from __future__ import annotations
 
@@ -13,9 +17,10 @@ from core.benchmark import Benchmark, Requirements, Tolerance, Workload
 
 class AllReduceSum(Benchmark):
     supports_cpu = True
-    requires = Requirements(gpus=2)
-    # Two ranks' fp32 values summed in either order agree to the last bit or one ulp.
-    tolerance = Tolerance(rtol=1e-6, atol=1e-6)
+    requires = Requirements(gpus=2, scales=True)
+    # n ranks' fp32 values summed in different orders (ring, tree, gloo's) round n-1 times:
+    # within 1e-6 at 8 ranks of unit normals, 1e-5 leaves headroom; a missing rank is off by ~1.
+    tolerance = Tolerance(rtol=1e-5, atol=1e-5)
     elements = 1 << 10  # per rank; the pairs set their size
 
     def setup(self, ctx):

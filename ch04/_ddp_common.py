@@ -10,6 +10,11 @@ make_inputs(seed) builds the *global* batch (every rank's shard) so that referen
 check the distributed step against one GPU doing the whole batch. run() trains on this rank's
 shard and returns the averaged gradients of the first and last block in RMS units, and the
 RMS values (identical on every rank); the pair is `stateful` (the weights move), so each verification starts from setup().
+
+The pairs built on this step (`ddp_overlap`, `dataparallel`, `gradient_compression`) run on
+every GPU present (`bench run --gpus N` for fewer) and scale weakly: 1024 tokens per rank,
+so the global batch and the tokens/s grow with the GPU count while each rank's compute stays
+the same, and the gradient all-reduce moves 2(n-1)/n of the 805 MB per rank.
 """
 from __future__ import annotations
 
@@ -55,7 +60,7 @@ class DataParallelStep(Benchmark):
 
     supports_cpu = True
     stateful = True
-    requires = Requirements(gpus=2)
+    requires = Requirements(gpus=2, scales=True)
     # In RMS units (observed()): sides that sum the same bf16 gradients in other orders or
     # buckets agree within ~2% of the RMS; 5% leaves headroom, a missing all-reduce (each
     # rank's own gradient) is off by ~100%. The fp32 reference differs from the bf16 sides
@@ -124,4 +129,4 @@ class DataParallelStep(Benchmark):
         return self.observed(model)
 
     def workload(self) -> Workload:
-        return Workload(units=self.cfg.tokens * 2, unit_name="tokens")  # both ranks' tokens
+        return Workload(units=self.cfg.tokens * dist.get_world_size(), unit_name="tokens")  # every rank's

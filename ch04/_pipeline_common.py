@@ -1,22 +1,33 @@
 """Shared by `pipeline_parallel`: one training step (forward and backward) of a block stack
 split into pipeline stages across the ranks, with `torch.distributed.pipelining`.
 
-Eight MLP blocks (d 2048, hidden 8192: 268M parameters, bf16 autocast) train on 8
-micro-batches of 4096 tokens. The sides differ only in the schedule, which decides the
-order of the micro-batches' forward and backward passes on each stage and therefore how many
-micro-batches' activations a GPU holds at once:
+Four MLP blocks per GPU (d 2048, hidden 8192: 134M parameters per GPU, bf16 autocast; 8
+blocks, 268M parameters on 2 GPUs) train on 8 micro-batches of 4096 tokens. The sides differ
+only in the schedule, which decides the order of the micro-batches' forward and backward
+passes on each stage and therefore how many micro-batches' activations a GPU holds at once:
 
 - GPipe: every forward, then every backward: a stage keeps all 8 micro-batches' activations.
 - 1F1B: after a warm-up of (stages - rank) forwards, one forward then one backward: rank 0
-  keeps at most 2 micro-batches' activations. Same bubble, same time.
-- Interleaved 1F1B: each rank holds two non-adjacent stages (4 virtual stages on 2 GPUs),
+  keeps at most p micro-batches' activations on p GPUs (2 of 8 on 2 GPUs). Same bubble,
+  same time.
+- Interleaved 1F1B: each rank holds two non-adjacent stages (2p virtual stages on p GPUs),
   which halves the bubble's share at the cost of twice the stage-to-stage transfers.
+
+The pair runs on every GPU present (`bench run --gpus N` for fewer, at most 8: 1F1B needs
+as many micro-batches as stages) and scales weakly, the way pipelines grow: the model gets
+deeper with the GPU count (4 blocks per GPU) and the batch stays 8 × 4096 tokens, so each
+GPU's work is the same at every count. What changes is the schedule's share: the bubble
+(p-1)/(m+p-1) grows from 1/9 on 2 GPUs to 7/15 on 8, and 1F1B's saving, m/p micro-batches'
+activations on rank 0, shrinks to none at 8 GPUs; interleaving halves the bubble there.
 
 make_inputs(seed) builds the whole batch on every rank; the first stage's rank feeds the
 inputs, the last stage's rank the targets. run() zeroes the gradients, runs the schedule
-and returns, in RMS units, the gradient of a block every layout places on this rank: rank 0
-the first block's first weight, the last rank the last block's second weight. The first
-block's gradient has flowed back through every stage, so it checks the whole pipeline.
+and returns the stack's gradient norm (one all-reduce of a scalar, as gradient clipping
+computes it) and, in RMS units, the gradient of a block that every layout places on this
+rank: rank 0 the first block's first weight, the last rank the last block's second weight.
+The first block's gradient has flowed back through every stage, so it checks the whole
+pipeline; a middle rank (4 GPUs and more) holds no block in common between the plain and
+the interleaved layouts, so the norm is its check.
 """
 from __future__ import annotations
 
@@ -34,15 +45,16 @@ from core.benchmark import BenchContext, Benchmark, Requirements, Tolerance, Wor
 class Config:
     d_model: int
     hidden: int
-    blocks: int
+    blocks_per_rank: int  # the stack is blocks_per_rank × world blocks deep
     microbatches: int
     tokens: int  # per micro-batch
 
 
 # One 4096-token sequence per micro-batch, 8 micro-batches (32k tokens a step). At 16 × 1024
 # tokens the step was host-bound: the schedules' Python cost 46 ms of a 53 ms step (README).
-CUDA_CONFIG = Config(d_model=2048, hidden=8192, blocks=8, microbatches=8, tokens=4096)
-CPU_CONFIG = Config(d_model=32, hidden=64, blocks=8, microbatches=4, tokens=8)  # gloo tests
+# 4 blocks per rank: with 2 stages per rank (interleaved) each stage still holds 2 blocks.
+CUDA_CONFIG = Config(d_model=2048, hidden=8192, blocks_per_rank=4, microbatches=8, tokens=4096)
+CPU_CONFIG = Config(d_model=32, hidden=64, blocks_per_rank=4, microbatches=4, tokens=8)  # gloo tests, ≤ 4 ranks
 
 
 def block(cfg: Config, seed: int, index: int, device: str) -> nn.Module:
@@ -78,7 +90,7 @@ class PipelineStep(Benchmark):
     """One forward+backward step; subclasses pick the schedule and stages per rank."""
 
     supports_cpu = True
-    requires = Requirements(gpus=2)
+    requires = Requirements(gpus=2, scales=True)
     virtual_stages = 1  # stages per rank
     # In RMS units, as in ch04's data-parallel pairs: schedules accumulate the same bf16
     # micro-batch gradients in other orders (~1% of the RMS); a missing micro-batch or stage
@@ -93,10 +105,14 @@ class PipelineStep(Benchmark):
     def schedule_class(self) -> type:
         raise NotImplementedError
 
+    def blocks(self) -> int:
+        """The depth of the stack: blocks_per_rank on every rank."""
+        return self.cfg.blocks_per_rank * dist.get_world_size()
+
     def setup(self, ctx: BenchContext) -> None:
         rank, world = dist.get_rank(), dist.get_world_size()
         stages_total = world * self.virtual_stages
-        per_stage = self.cfg.blocks // stages_total
+        per_stage = self.cfg.blocks_per_rank // self.virtual_stages
         device = torch.device(ctx.device, torch.cuda.current_device()) if ctx.is_cuda else torch.device("cpu")
         self.modules, stages = [], []
         for stage_index in range(rank, stages_total, world):  # rank r: stages r, r + world, ...
@@ -106,6 +122,9 @@ class PipelineStep(Benchmark):
             self.modules.append(module)
             stages.append(PipelineStage(module, stage_index, stages_total, device))
         self.first_rank, self.last_rank = 0, (stages_total - 1) % world
+        # the block run() observes, one that every layout places on this rank: the first on
+        # rank 0, the last on the last rank; a middle rank shares no block across layouts
+        self.watched = {0: 0, world - 1: self.blocks() - 1}.get(rank)
         schedule = self.schedule_class()
         self.schedule = schedule(stages if self.virtual_stages > 1 else stages[0],
                                  n_microbatches=self.cfg.microbatches, loss_fn=loss_fn)
@@ -123,30 +142,43 @@ class PipelineStep(Benchmark):
         args = (x,) if rank == self.first_rank else ()
         kwargs = {"target": target} if rank == self.last_rank else {}
         self.schedule.step(*args, **kwargs, return_outputs=False)
-        return self.observed(self.modules[0].blocks[0] if rank == 0 else self.modules[-1].blocks[-1])
+        held = [p.grad for module in self.modules for p in module.parameters()]
+        norm_sq = torch.nn.utils.get_total_norm(held).pow(2)
+        dist.all_reduce(norm_sq)  # the stack's gradient norm, as gradient clipping computes it
+        watched = self.modules[0].blocks[0] if rank == 0 else self.modules[-1].blocks[-1]
+        return self.observed(watched, norm_sq.sqrt())
 
-    def observed(self, block_: nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
-        """Rank 0: the first block's first weight gradient; the last rank: the last block's
-        second weight gradient; in RMS units, with the RMS (which catches a scale error)."""
+    def observed(self, block_: nn.Module, norm: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """The whole stack's gradient norm, then on rank 0 the first block's first weight
+        gradient and on the last rank the last block's second weight gradient, in RMS units,
+        with the RMS (which catches a scale error). A middle rank returns only the norm."""
+        if self.watched is None:
+            return (norm.reshape(1),)
         grad = (block_[1] if dist.get_rank() == 0 else block_[3]).weight.grad
         rms = grad.pow(2).mean().sqrt()
-        return grad / rms, rms
+        return norm.reshape(1), grad / rms, rms
 
-    def reference(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        """The whole stack on one device in fp32, the whole batch: the gradient the pipeline
-        must reproduce for this rank's observed block."""
+    def reference(self, batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+        """The whole stack on one device in fp32, the whole batch: the gradients the pipeline
+        must reproduce for this rank's observed block and their norm over the stack.
+        Micro-batch by micro-batch, gradients accumulated (the same sum, with one
+        micro-batch's activations alive at a time, so the 32-block stack of 8 GPUs fits
+        beside the pipeline)."""
         x, target = batch
-        blocks = [block(self.cfg, self.ctx.seed, i, self.device) for i in range(self.cfg.blocks)]
-        out = x
-        for b in blocks:
-            out = out + b(out)
-        ((out - target).pow(2).sum() / (2 * self.cfg.tokens * self.cfg.microbatches)).backward()
-        return self.observed(blocks[0] if dist.get_rank() == 0 else blocks[-1])
+        blocks = [block(self.cfg, self.ctx.seed, i, self.device) for i in range(self.blocks())]
+        scale = 2 * self.cfg.tokens * self.cfg.microbatches
+        for xs, ts in zip(x.split(self.cfg.tokens), target.split(self.cfg.tokens)):
+            out = xs
+            for b in blocks:
+                out = out + b(out)
+            ((out - ts).pow(2).sum() / scale).backward()
+        norm = torch.nn.utils.get_total_norm([p.grad for b in blocks for p in b.parameters()])
+        return self.observed(blocks[self.watched or 0], norm)
 
     def workload(self) -> Workload:
         cfg = self.cfg
         tokens = cfg.microbatches * cfg.tokens
-        # forward 2 FLOPs per weight per token, backward 4; each GPU holds half the weights
-        params_per_gpu = cfg.blocks * 2 * cfg.d_model * cfg.hidden / dist.get_world_size()
+        # forward 2 FLOPs per weight per token, backward 4; each GPU holds blocks_per_rank blocks
+        params_per_gpu = cfg.blocks_per_rank * 2 * cfg.d_model * cfg.hidden
         return Workload(flops=6 * params_per_gpu * tokens, flops_dtype="bf16", units=tokens,
                         unit_name="tokens")

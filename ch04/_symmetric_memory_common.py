@@ -6,6 +6,10 @@ here, 128 KiB, far below the sizes where NCCL reaches its bandwidth (~23 µs at 
 so the pair is timed the same way (`timing_mode = "graph"`): eager, both sides would time the
 host's launches. make_inputs builds every rank's tensor ([world, batch, hidden]); rank r
 contributes row r, and reference() is their sum on one device.
+
+The pair runs on every GPU present (`bench run --gpus N` for fewer) and scales weakly: the
+decode step's 128 KiB per rank is fixed, as in tensor-parallel serving on any GPU count, so
+the one-shot kernel reads n-1 peers' buffers where NCCL's ring takes 2(n-1) steps.
 """
 from __future__ import annotations
 
@@ -18,12 +22,14 @@ BATCH, HIDDEN = 8, 8192
 
 
 class DecodeAllReduce(Benchmark):
-    requires = Requirements(gpus=2)
+    requires = Requirements(gpus=2, scales=True)
     supports_cpu = True  # the NCCL side runs on gloo ranks; the symmetric-memory side needs CUDA
     timing_mode = "graph"
-    # Two bf16 values summed once: both sides round the same sum, but NCCL and the one-shot
-    # kernel may accumulate in different precisions; one bf16 ulp (~0.8% of a value of 1).
-    tolerance = Tolerance(rtol=1e-2, atol=1e-2)
+    # n bf16 values summed: NCCL's ring rounds each partial sum to bf16 (n-1 times), the
+    # one-shot kernel may accumulate in fp32 and round once. Two ranks differ by one bf16 ulp
+    # (~0.8% of a value of 1); 8 ranks of unit normals by up to 0.035 beyond rtol (partial sums
+    # up to ~10, simulated). A missing rank is off by ~1.
+    tolerance = Tolerance(rtol=1e-2, atol=5e-2)
 
     def make_inputs(self, seed: int) -> torch.Tensor:
         gen = self.generator(seed)

@@ -1,9 +1,15 @@
-"""Shared by `tensor_parallel`: the MLP of a 70B-class transformer layer, in bf16, over 2 GPUs.
+"""Shared by `tensor_parallel`: the MLP of a 70B-class transformer layer, in bf16, over every GPU.
 
 y = GELU(x · W1ᵀ) · W2ᵀ with d 8192 and hidden 28672 (W1 and W2 together 940 MB in bf16), on
 2048 tokens that every rank holds. The baseline keeps the whole weights on every rank; the
-tensor-parallel sides keep half of each and differ in how they combine the halves. make_inputs gives the tokens (the same on every rank);
-reference() rebuilds the whole weights from the seed and computes y on one GPU.
+tensor-parallel sides keep 1/world of each (hidden 28672 and the 2048 tokens both divide by
+2, 4 and 8) and differ in how they combine the pieces. make_inputs gives the tokens (the same
+on every rank); reference() rebuilds the whole weights from the seed and computes y on one GPU.
+
+The pair runs on every GPU present (`bench run --gpus N` for fewer) and scales strongly: the
+layer and the tokens are fixed, so the baseline's time stays one GPU's while the split's
+FLOPs per GPU fall as 1/world and its all-reduce of the [tokens, d] output moves 2(n-1)/n of
+it per rank.
 """
 from __future__ import annotations
 
@@ -21,11 +27,12 @@ CPU_D, CPU_HIDDEN, CPU_TOKENS = 64, 256, 16
 
 class TensorParallelMlp(Benchmark):
     supports_cpu = True
-    requires = Requirements(gpus=2)
+    requires = Requirements(gpus=2, scales=True)
     # bf16 GEMMs on every side; the sides sum the hidden dimension in different pieces (one
-    # GEMM, or two halves added by the all-reduce), which moves outputs of ~0.5 by a few
-    # bf16 ulps (~4e-3 relative each).
-    tolerance = Tolerance(rtol=2e-2, atol=1e-2)
+    # GEMM, or n pieces added in bf16 by the all-reduce, rounding n-1 times), which moves
+    # outputs of ~0.5 by a few bf16 ulps (~4e-3 relative each): up to 1e-2 beyond rtol at 8
+    # ranks. A missing piece is off by ~0.5/sqrt(n).
+    tolerance = Tolerance(rtol=2e-2, atol=2e-2)
 
     def sizes(self) -> tuple[int, int, int]:
         return (D, HIDDEN, TOKENS) if self.ctx.is_cuda else (CPU_D, CPU_HIDDEN, CPU_TOKENS)
@@ -56,5 +63,6 @@ class TensorParallelMlp(Benchmark):
 
     def workload(self) -> Workload:
         # tokens/s: the FLOPs per GPU differ by design (the baseline does the whole MLP on
-        # each GPU, tensor parallelism half), so a rate against one GPU's roof would mislead.
+        # each GPU, tensor parallelism 1/world of it), so a rate against one GPU's roof would
+        # mislead.
         return Workload(units=self.sizes()[2], unit_name="tokens")

@@ -1,14 +1,16 @@
-"""nn.DataParallel: one process drives both GPUs.
+"""nn.DataParallel: one process drives every GPU.
 
-Every step DataParallel copies the model from GPU 0 to the other GPU (805 MB of weights),
-splits the batch, runs the replicas in Python threads, gathers the outputs on GPU 0, and in
-backward sums every replica's gradients onto GPU 0; the optimizer then runs on GPU 0 alone.
-It is the one-line change a newcomer makes first, and PyTorch's documentation recommends
-DistributedDataParallel instead.
+Every step DataParallel copies the model from GPU 0 to each other GPU (805 MB of weights
+each), splits the batch, runs the replicas in Python threads, gathers the outputs on GPU 0,
+and in backward sums every replica's gradients onto GPU 0; the optimizer then runs on GPU 0
+alone. It is the one-line change a newcomer makes first, and PyTorch's documentation
+recommends DistributedDataParallel instead. Its per-step copies, gathers and threads all
+grow with the GPU count, while DDP's per-rank work does not (weak scaling, _ddp_common).
 
-The harness runs every pair as one process per GPU; here rank 0 does the whole step on both
-GPUs and rank 1 waits (its run() returns nothing, `rank0_output`), so the timed step is
-rank 0's. The same global batch of 2 × 1024 tokens as the DDP side, split the same way.
+The harness runs every pair as one process per GPU; here rank 0 does the whole step on all
+GPUs and the other ranks wait (their run() returns nothing, `rank0_output`), so the timed
+step is rank 0's. The same global batch of world × 1024 tokens as the DDP side, split the
+same way.
 """
 import torch.distributed as dist
 from torch import nn

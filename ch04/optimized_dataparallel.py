@@ -1,6 +1,6 @@
 """DistributedDataParallel: one process per GPU, each with its own model and optimizer.
 
-No per-step model copy and no Python threads: each rank trains on its half of the batch, and
+No per-step model copy and no Python threads: each rank trains on its share of the batch, and
 the gradients are averaged by NCCL all-reduces overlapped with backward (ddp_overlap's
 optimized side, 25 MB buckets).
 """

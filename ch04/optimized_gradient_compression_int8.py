@@ -3,10 +3,12 @@
 Each 25 MB bucket of fp32 gradients is cut into blocks of 256 values; each block is sent as
 int8 with one fp32 scale (its largest magnitude / 127). An all-reduce cannot sum int8 values
 without overflow, so every rank all-gathers every rank's int8 blocks and scales and sums the
-dequantized values on its GPU. A quarter of the fp32 bytes per rank on the links (plus 1.6%
-for the scales). Precision change declared: each gradient is rounded to 1/254 of its block's
-largest magnitude before the sum, ~1% of the gradient RMS per rank in the pair's RMS units;
-the tolerance allows 8% (5% for the fp32 sides).
+dequantized values on its GPU. On n GPUs each rank receives (n-1)/4 of the fp32 bucket (plus
+1.6% for the scales) against 2(n-1)/n for the fp32 ring all-reduce: a quarter of the bytes at
+2 GPUs, half at 4, as many at 8, where the all-gather's advantage is gone. Precision change
+declared: each gradient is rounded to 1/254 of its block's largest magnitude before the sum,
+~1% of the gradient RMS per rank in the pair's RMS units; the tolerance allows 8% (5% for the
+fp32 sides).
 """
 import torch
 import torch.distributed as dist

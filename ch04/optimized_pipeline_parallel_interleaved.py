@@ -1,5 +1,5 @@
-"""Interleaved 1F1B: each rank holds two non-adjacent stages (blocks 0-1 and 4-5 on rank 0,
-2-3 and 6-7 on rank 1), so a micro-batch visits each GPU twice.
+"""Interleaved 1F1B: each rank r of p holds two non-adjacent stages, r and r + p (on 2 GPUs
+blocks 0-1 and 4-5 on rank 0, 2-3 and 6-7 on rank 1), so a micro-batch visits each GPU twice.
 
 With v stages per rank the idle fill and drain shrink to 1/v of GPipe's; the price is v times
 as many stage-to-stage transfers and more, smaller steps for the host to schedule.

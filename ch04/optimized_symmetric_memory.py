@@ -1,7 +1,7 @@
 """One-shot all-reduce over PyTorch symmetric memory.
 
 setup() allocates a buffer in symmetric memory (`symm_mem.empty`) and exchanges its handle
-with the peer (`rendezvous`): each GPU can then load the other's buffer directly over
+with the peers (`rendezvous`): each GPU can then load every other GPU's buffer directly over
 NVLink. run() copies this rank's activations into the buffer (the input's conversion is part
 of the work) and `torch.ops.symm_mem.one_shot_all_reduce` has every GPU read all peers'
 buffers and sum them in one kernel, with a barrier on the buffers' signal pads instead of

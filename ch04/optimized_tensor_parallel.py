@@ -1,9 +1,9 @@
 """Megatron-style tensor parallelism: W1 split by output columns, W2 by input rows.
 
-Each rank computes GELU(x · W1_shardᵀ), its half of the hidden activations (GELU is
+Each rank computes GELU(x · W1_shardᵀ), its 1/world of the hidden activations (GELU is
 elementwise, so no exchange is needed), multiplies by its rows of W2, and one all-reduce of
-the [tokens, d] partial outputs (33.5 MB) sums the halves. Half the FLOPs per rank, and
-34 MB on the links instead of 470 MB.
+the [tokens, d] partial outputs (33.5 MB) sums the pieces. 1/world of the FLOPs per rank;
+the all-reduce's bytes per rank, 2(n-1)/n of 33.5 MB, grow towards twice the message.
 """
 import torch.distributed as dist
 import torch.nn.functional as F
@@ -13,8 +13,8 @@ from ch04._tensor_parallel_common import TensorParallelMlp
 
 class ColumnThenRow(TensorParallelMlp):
     def keep(self, w1, w2):
-        self.w1_cols = w1.chunk(self.world, dim=0)[self.rank].contiguous()  # [hidden/2, d]
-        self.w2_rows = w2.chunk(self.world, dim=1)[self.rank].contiguous()  # [d, hidden/2]
+        self.w1_cols = w1.chunk(self.world, dim=0)[self.rank].contiguous()  # [hidden/world, d]
+        self.w2_rows = w2.chunk(self.world, dim=1)[self.rank].contiguous()  # [d, hidden/world]
 
     def run(self, x):
         partial = F.gelu(x @ self.w1_cols.T) @ self.w2_rows.T

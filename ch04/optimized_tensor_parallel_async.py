@@ -3,8 +3,8 @@
 Megatron's split as in `tensor_parallel`, but the all-reduce at the end is decomposed. PyTorch's
 `fused_matmul_reduce_scatter` (symmetric memory) computes the [tokens, d] partial output in
 pieces and reduce-scatters each piece over NVLink while the next is computed, so each rank
-ends with the sum for its half of the tokens; an all-gather then gives every rank all of
-them, the same output as the all-reduce. The same bytes cross the links; the win, where
+ends with the sum for its 1/world of the tokens (2048 divides by 2, 4 and 8); an all-gather
+then gives every rank all of them, the same output as the all-reduce. The same bytes cross the links; the win, where
 there is one, is the reduce-scatter hidden behind the GEMM.
 """
 import torch
@@ -21,6 +21,9 @@ class AsyncTensorParallel(ColumnThenRow):
         from torch.distributed._symmetric_memory import enable_symm_mem_for_group
 
         super().setup(ctx)
+        if self.sizes()[2] % self.world:
+            raise ValueError(f"{self.sizes()[2]} tokens do not reduce-scatter evenly over "
+                             f"{self.world} ranks; run on 2, 4 or 8 GPUs")
         self.group = dist.group.WORLD.group_name
         enable_symm_mem_for_group(self.group)
 

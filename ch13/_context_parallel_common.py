@@ -18,6 +18,12 @@ rank's attention output [1, S/world, H, D]. Queries are scaled by 4 so attention
 
 Causal attention would need the load-balanced (zigzag) split; this pair keeps the
 bidirectional case, where every block costs the same.
+
+The pair runs on every GPU present (`bench run --gpus N` for fewer) and scales strongly: the
+sequence is fixed at 32768 tokens (it divides by 2, 4 and 8; a count that does not divide it
+is refused in setup), so each rank's queries and its attention FLOPs fall as 1/world, while
+the baseline's all-gather still brings the whole sequence's K/V to every rank and the ring
+takes world steps of 1/world each.
 """
 from __future__ import annotations
 
@@ -25,7 +31,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from core.benchmark import Benchmark, Requirements, Tolerance, Workload
+from core.benchmark import BenchContext, Benchmark, Requirements, Tolerance, Workload
 
 SEQ, HEADS, HEAD_DIM = 32768, 16, 128
 CPU_SEQ, CPU_HEADS, CPU_HEAD_DIM = 64, 2, 16
@@ -34,7 +40,7 @@ Q_SCALE = 4.0
 
 class ShardedAttention(Benchmark):
     supports_cpu = True
-    requires = Requirements(gpus=2)
+    requires = Requirements(gpus=2, scales=True)
     # Both sides run bf16 flash attention with fp32 softmax statistics; the ring merges
     # per-block results in fp32 and rounds to bf16 once. Outputs are O(1): bf16 rounding
     # (2^-9 relative) plus the blocks' separate accumulation stays within 1e-2.
@@ -43,6 +49,11 @@ class ShardedAttention(Benchmark):
     @property
     def sizes(self) -> tuple[int, int, int]:
         return (SEQ, HEADS, HEAD_DIM) if self.ctx.is_cuda else (CPU_SEQ, CPU_HEADS, CPU_HEAD_DIM)
+
+    def setup(self, ctx: BenchContext) -> None:
+        if self.sizes[0] % dist.get_world_size():
+            raise ValueError(f"a sequence of {self.sizes[0]} tokens does not split into "
+                             f"{dist.get_world_size()} equal shards; run on 2, 4 or 8 GPUs")
 
     def make_inputs(self, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         s, h, d = self.sizes

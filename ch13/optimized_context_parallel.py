@@ -23,6 +23,7 @@ class RingAttention(ShardedAttention):
                        "on non-contiguous views plus an online-softmax merge; a ring pays where "
                        "the gathered K/V do not fit, or over many GPUs and slower links")
     def setup(self, ctx: BenchContext) -> None:
+        super().setup(ctx)
         # NCCL creates its P2P channels on the first send/recv: do it now, not in a timed call.
         self.run(self.make_inputs(ctx.seed))
 

@@ -1,11 +1,12 @@
 """Optimized (goal memory): FSDP2, `fully_shard` per block and on the root.
 
 Each rank keeps 1/world of every parameter (dim-0 shards as DTensors), of its gradient and
-of the AdamW moments: the persistent state per GPU halves on two GPUs. Forward all-gathers
-one block's weights just before it runs (prefetching the next) and frees them after;
-backward gathers them again and reduce-scatters the gradients, so each rank receives only
-its shard's average. The gate judges peak device memory per GPU; time is reported beside.
-Same fp32 parameters, same bf16 autocast, same fused AdamW (on the local shards) as DDP.
+of the AdamW moments: the persistent state per GPU halves on two GPUs, an eighth is left on
+eight. Forward all-gathers one block's weights just before it runs (prefetching the next)
+and frees them after; backward gathers them again and reduce-scatters the gradients, so
+each rank receives only its shard's average. The gate judges peak device memory per GPU;
+time is reported beside. Same fp32 parameters, same bf16 autocast, same fused AdamW (on the
+local shards) as DDP.
 """
 from __future__ import annotations
 

@@ -1,23 +1,28 @@
-"""Shared by `continuous_batching_multigpu` (two GPUs): two replicas of the decoder behind a
-dispatcher, serving one offline batch of requests.
+"""Shared by `continuous_batching_multigpu` (every GPU): one replica of the decoder per GPU
+behind a dispatcher, serving one offline batch of requests.
 
 Each rank is one replica: the chapter's decoder (`SMALL`, bf16, max_seq 1024) and a serving
 engine of 16 decode rows from `ch15._continuous_batching_common` (every prompt prefilled on
 its own, every decode step at the full width: a request's tokens do not depend on what runs
-beside it, so every dispatch policy gives the same tokens). One call serves 64 requests that
-all arrive at once (prompts 64-512 tokens, outputs 16-256, uniform): the time until the last
-token of the slower replica.
+beside it, so every dispatch policy gives the same tokens). One call serves 32 requests per
+replica (64 on 2 GPUs) that all arrive at once (prompts 64-512 tokens, outputs 16-256,
+uniform): the time until the last token of the slowest replica.
+
+The pair runs on every GPU present (`bench run --gpus N` for fewer) and scales weakly: 32
+requests per replica, so each replica's expected load is the same at every count, and the
+tokens/s grow with the replicas; what grows with them is the chance that one replica draws
+more than its share of long requests, which the round-robin split leaves to the slowest.
 
 The dispatch policies (the sides):
-- round-robin + static batches (baseline): request i goes to replica i mod 2, which serves
-  its share in static batches of 16; a batch runs until its longest request is done.
+- round-robin + static batches (baseline): request i goes to replica i mod world, which
+  serves its share in static batches of 16; a batch runs until its longest request is done.
 - round-robin + continuous batching (variant `_round_robin`): the same split, each replica
   refilling free rows at every step. Attributes the part of the gain the engine buys.
-- shared queue, least-loaded dispatch (optimized): one queue for both replicas, its head a
+- shared queue, least-loaded dispatch (optimized): one queue for every replica, its head a
   counter in a TCPStore on rank 0. Before each step a replica with free rows claims that
   many requests from the head (one atomic add, ~0.1 ms); a full replica takes nothing. So
   each request goes to a replica that has room for it now, the replicas never wait for each
-  other (no lockstep), and neither runs dry while the other has a backlog.
+  other (no lockstep), and none runs dry while another has a backlog.
 
 Output: the token table [requests, longest output] (-1 padded), assembled on every rank with
 an all-reduce (max) of the rows each replica served, so both sides are compared whole.
@@ -41,14 +46,14 @@ from core.goodput import Request
 class Sizes:
     cfg: DecoderConfig
     width: int  # decode rows per replica
-    batch: int  # requests per call, all replicas together
+    per_replica: int  # requests per call and replica (the call serves per_replica × world)
     prompt_len: tuple[int, int]
     output_len: tuple[int, int]
 
 
-GPU = Sizes(cfg=replace(SMALL, max_seq=1024), width=16, batch=64, prompt_len=(64, 512),
+GPU = Sizes(cfg=replace(SMALL, max_seq=1024), width=16, per_replica=32, prompt_len=(64, 512),
             output_len=(16, 256))
-CPU = Sizes(cfg=TINY, width=3, batch=12, prompt_len=(4, 24), output_len=(2, 16))
+CPU = Sizes(cfg=TINY, width=3, per_replica=6, prompt_len=(4, 24), output_len=(2, 16))
 
 
 class SharedQueue:
@@ -124,7 +129,7 @@ def rank0_store(timeout_s: float = 300.0):
 
 class MultiReplicaBench(Benchmark):
     supports_cpu = True
-    requires = Requirements(gpus=2)
+    requires = Requirements(gpus=2, scales=True)
 
     @property
     def time_cap_s(self) -> float | None:
@@ -141,6 +146,10 @@ class MultiReplicaBench(Benchmark):
         self.model = Decoder(self.sizes.cfg, seed=ctx.seed, device=ctx.device)
         self.calls = 0  # every rank makes every call, so the count names the call on all
 
+    def batch(self) -> int:
+        """Requests per call: per_replica on every replica."""
+        return self.sizes.per_replica * dist.get_world_size()
+
     def engine(self) -> Engine:
         raise NotImplementedError
 
@@ -148,11 +157,11 @@ class MultiReplicaBench(Benchmark):
         return ContiguousKV(self.sizes.cfg, self.sizes.width + 1, self.device)  # + scratch slot
 
     def make_inputs(self, seed: int) -> dict[str, torch.Tensor]:
-        s, gen = self.sizes, self.generator(seed)
+        s, gen, n = self.sizes, self.generator(seed), self.batch()
         (plo, phi), (olo, ohi) = s.prompt_len, s.output_len
-        return {"prompts": torch.randint(0, s.cfg.vocab, (s.batch, phi), generator=gen, device=self.device),
-                "lengths": torch.randint(plo, phi + 1, (s.batch,), generator=gen, device=self.device),
-                "max_new": torch.randint(olo, ohi + 1, (s.batch,), generator=gen, device=self.device)}
+        return {"prompts": torch.randint(0, s.cfg.vocab, (n, phi), generator=gen, device=self.device),
+                "lengths": torch.randint(plo, phi + 1, (n,), generator=gen, device=self.device),
+                "max_new": torch.randint(olo, ohi + 1, (n,), generator=gen, device=self.device)}
 
     @staticmethod
     def requests(inputs: dict[str, torch.Tensor]) -> list[Request]:
@@ -185,4 +194,4 @@ class MultiReplicaBench(Benchmark):
     def workload(self) -> Workload:
         s = self.sizes
         # the expected count: each call draws its output lengths uniformly in the range
-        return Workload(units=s.batch * sum(s.output_len) / 2, unit_name="tokens")
+        return Workload(units=self.batch() * sum(s.output_len) / 2, unit_name="tokens")

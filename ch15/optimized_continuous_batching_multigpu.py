@@ -1,9 +1,9 @@
-"""Two replicas pulling from one shared queue (least-loaded dispatch), each batching continuously.
+"""Replicas pulling from one shared queue (least-loaded dispatch), each batching continuously.
 
 The queue's head is a counter in a TCPStore hosted by rank 0. Before each step, a replica
 with free rows claims that many requests (one atomic add), prefills them at once and adds
 them to its running batch (iteration-level batching). No row idles while work is queued,
-neither replica runs dry while the other has a backlog, and neither waits for the other.
+no replica runs dry while another has a backlog, and none waits for the others.
 """
 from ch15._continuous_batching_common import ContinuousEngine
 from ch15._continuous_batching_multigpu_common import (MultiReplicaBench, SharedQueue, rank0_store,
@@ -11,7 +11,7 @@ from ch15._continuous_batching_multigpu_common import (MultiReplicaBench, Shared
 
 
 class SharedQueueLeastLoaded(MultiReplicaBench):
-    description = "2 decoder replicas: shared queue, least-loaded dispatch, continuous batching"
+    description = "decoder replicas (one per GPU): shared queue, least-loaded dispatch, continuous batching"
 
     def setup(self, ctx):
         super().setup(ctx)

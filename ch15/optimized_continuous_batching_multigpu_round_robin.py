@@ -7,7 +7,7 @@ from ch15._continuous_batching_multigpu_common import MultiReplicaBench
 
 
 class RoundRobinContinuous(MultiReplicaBench):
-    description = "2 decoder replicas: round-robin split, continuous batching per replica"
+    description = "decoder replicas (one per GPU): round-robin split, continuous batching per replica"
 
     def engine(self):
         return ContinuousEngine(self.model, self.make_kv(), self.sizes.width)

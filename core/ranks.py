@@ -387,6 +387,7 @@ def launch(nproc: int, child_args: list[str], run: Torchrun = torchrun_here,
         env = {**os.environ, RANK_DIR_ENV: folder}
         for key, value in MULTICAST_OFF.items():
             env.setdefault(key, value)
+        env.setdefault("OMP_NUM_THREADS", "1")  # as torchrun's command does: N ranks, not N x cores threads
         here = ranks_per_node(nproc) if pair else nproc
         code = run(torchrun_args(here, child_args, module, pair, local=not pair), env)
         errors = []

@@ -1,14 +1,46 @@
 """Every CPU-capable multi-GPU pair in the repo runs as gloo ranks under torchrun and verifies.
 
 Apart from tests/test_real_pairs.py (whose helpers it uses) so that the test runner can put
-this one long run on a worker of its own (pytest-xdist --dist loadfile).
+this one long run on a worker of its own (pytest-xdist --dist loadfile). Pairs that scale
+with the GPU count (`Requirements(scales=True)`) run there at their minimum, 2 ranks; those
+whose code splits work by the world size also run at 4 (`bench run --gpus 4`).
 """
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
+from core.benchmark import Requirements, option
 from tests.conftest import cpu_only
-from tests.test_real_pairs import MULTI_RANK_CPU_PAIRS, _ranks
+from tests.test_real_pairs import CHAPTERS, MULTI_RANK_CPU_PAIRS, _ranks
+
+# Multi-GPU pairs about exactly their GPU count: a P2P copy between two GPUs. (Pairs that
+# drive their GPUs from one process with a role per GPU, `one_process`, stay fixed too:
+# prefill on one GPU and decode on the other, a two-stage serving pipeline.)
+FIXED_COUNT = {"ch02:p2p_transfer"}
+# CPU-capable scaling pairs whose code splits work by the world size (stages, shards,
+# experts, replicas' requests), run at 4 gloo ranks as well: ~20 s together.
+AT_FOUR_RANKS = ["ch04:pipeline_parallel", "ch04:tensor_parallel", "ch13:context_parallel",
+                 "ch15:expert_parallel", "ch15:continuous_batching_multigpu"]
+
+
+def _requires(path) -> Requirements:
+    bench = importlib.import_module(f"{path.parent.name}.{path.stem}").get_benchmark()
+    return option(bench, "requires", Requirements())
+
+
+MULTI_GPU = [(p.id, _requires(p.baseline)) for c in CHAPTERS for p in c.pairs
+             if _requires(p.baseline).gpus > 1]
+
+
+@pytest.mark.parametrize("pair, requires", MULTI_GPU, ids=[i for i, _ in MULTI_GPU])
+def test_multi_gpu_pairs_scale_unless_about_a_fixed_count(pair, requires):
+    """A multi-GPU pair whose technique scales with the GPU count runs on every GPU present
+    (`scales`); only the pairs about exactly their count stay fixed."""
+    assert requires.scales == (pair not in FIXED_COUNT and not requires.one_process), (
+        f"{pair}: scales={requires.scales}; a scaling technique declares "
+        f"Requirements(gpus=2, scales=True), a fixed one is listed in FIXED_COUNT")
 
 
 @pytest.fixture(scope="module")
@@ -37,3 +69,28 @@ def test_multi_rank_pair_verifies_on_cpu_ranks(chapter, pair, multi_rank_run):
             continue
         assert example.status == "ok", f"{example.id}: {example.reason}"
         assert example.verification.ok and len(example.timing.rank_medians_ms) == _ranks(pair.baseline)
+
+
+@pytest.fixture(scope="module")
+def four_rank_run(tmp_path_factory):
+    """AT_FOUR_RANKS in one run at 4 gloo ranks (`bench run --gpus 4`): pair id -> PairResult."""
+    from core.discovery import select
+    from core.runner import RunOptions, run_suite
+
+    record = run_suite(select(AT_FOUR_RANKS),
+                       RunOptions(iterations=2, warmup=1, timeout_s=300, gpus=4,
+                                  output_dir=tmp_path_factory.mktemp("four_ranks") / "runs"))
+    return {result.pair: result for result in record.pairs}
+
+
+@cpu_only
+@pytest.mark.parametrize("pair", AT_FOUR_RANKS)
+def test_scaling_pair_verifies_on_four_cpu_ranks(pair, four_rank_run):
+    result = four_rank_run[pair]
+    assert result.ranks == 4, f"{pair}: ran at {result.ranks} ranks ({result.status}: {result.reason})"
+    for example in result.examples:
+        if example.status == "skipped":
+            assert "needs a CUDA GPU" in example.reason, example.reason
+            continue
+        assert example.status == "ok", f"{example.id}: {example.reason}"
+        assert example.verification.ok and len(example.timing.rank_medians_ms) == 4
