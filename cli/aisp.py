@@ -592,11 +592,15 @@ def compare(
     threshold: float = typer.Option(0.05, min=0.0, max=0.5, help=(
         "Changes smaller than this fraction count as the same.")),
     format: Format = typer.Option(Format.table, "--format", help="table, markdown or json."),
+    histograms: bool = typer.Option(False, "--histograms", help=(
+        "After the table, each example's timed samples in both runs as text histograms over "
+        "the same bins (where they sit, their spread, a second mode).")),
 ) -> None:
     """Compare two runs pair by pair; exit 1 if a pair got slower or stopped working. With no
     run named, the last two saved runs; with one, that run against the latest."""
     from core.compare import (comparable, compare_runs, environment_differences, is_regression,
                               load_run, pick_runs)
+    from core.compare import histograms as sample_histograms
 
     try:
         run_a, run_b = pick_runs([p for p in (run_a, run_b) if p is not None], runs_dir)
@@ -620,6 +624,8 @@ def compare(
         typer.echo(tabulate(table, headers=["pair", "old ms", "new ms", "old speedup",
                                             "new speedup", "new/old time", "verdict"],
                             tablefmt="github" if format == Format.markdown else "simple"))
+        if histograms:
+            typer.echo("\n".join(["", *sample_histograms(old, new)]))
     raise typer.Exit(1 if any(is_regression(r) for r in rows) else 0)
 
 

@@ -165,3 +165,43 @@ def environment_differences(old: RunRecord, new: RunRecord) -> list[str]:
 def comparable(rows: list[CompareRow]) -> bool:
     """Whether any pair was measured in both runs."""
     return any(row.verdict in MEASURED_VERDICTS for row in rows)
+
+
+HISTOGRAM_BARS = " ▁▂▃▄▅▆▇█"  # a bin's share of the fullest bin, in eighths (blank: empty)
+
+
+def histogram_lines(old: list[float], new: list[float], bins: int = 40) -> list[str]:
+    """Two runs' samples of one side as text histograms over the same bins (hyperfine's
+    view): where the distributions sit, their spread and any second mode, which a median and
+    its interval hide. The bins span the 1st to 99th percentile of both runs together; the
+    samples outside are counted in the end bins."""
+    both = sorted(old + new)
+    if not old or not new:
+        return []
+    lo, hi = both[len(both) // 100], both[min(len(both) - 1, (len(both) * 99) // 100)]
+    width = (hi - lo) / bins or 1.0
+
+    def row(samples: list[float]) -> str:
+        counts = [0] * bins
+        for x in samples:
+            counts[min(bins - 1, max(0, int((x - lo) / width)))] += 1
+        top = max(counts)
+        return "".join(HISTOGRAM_BARS[-(-8 * c // top)] if c else " " for c in counts)
+
+    def median(samples: list[float]) -> float:
+        return sorted(samples)[len(samples) // 2]
+    return [f"  old |{row(old)}| median {median(old):.4f} ms, n={len(old)}",
+            f"  new |{row(new)}| median {median(new):.4f} ms, n={len(new)}",
+            f"       {lo:<.4f} ms{' ' * max(1, bins - 18)}{hi:.4f} ms"]
+
+
+def histograms(old_run: RunRecord, new_run: RunRecord) -> list[str]:
+    """The optimized side's sample histograms of every example timed in both runs."""
+    old_rows, new_rows = _rows(old_run), _rows(new_run)
+    lines: list[str] = []
+    for example_id in sorted(set(old_rows) & set(new_rows)):
+        old, new = old_rows[example_id], new_rows[example_id]
+        if _timed(old) and _timed(new):
+            lines.append(f"{example_id} (optimized side's samples)")
+            lines += histogram_lines(old.timing.stats.samples, new.timing.stats.samples)
+    return lines

@@ -245,6 +245,29 @@ def test_bench_compare_cli_exit_codes(tmp_path):
     assert entry["new_ms"] == pytest.approx(0.9, rel=0.02) and len(entry["ratio_ci"]) == 2
 
 
+def test_histograms_put_both_runs_on_the_same_bins():
+    from core.compare import histogram_lines
+
+    fast = [1.0 + 0.01 * (i % 5) for i in range(100)]
+    slow = [x * 1.5 for x in fast]
+    old_row, new_row, axis = histogram_lines(fast, slow, bins=20)
+    old_bars, new_bars = old_row.split("|")[1], new_row.split("|")[1]
+    assert len(old_bars) == len(new_bars) == 20
+    # the old samples fill the left end only, the slower new ones the right end only
+    assert old_bars.rstrip() and not old_bars[10:].strip() and not new_bars[:10].strip()
+    assert "█" in old_bars and "█" in new_bars and "n=100" in old_row
+    assert axis.split()[0] == "1.0000" and histogram_lines([], slow) == []
+
+
+def test_bench_compare_histograms(tmp_path):
+    old = _write_run(tmp_path / "old", [make_example("a", 1.0, 0.5)])
+    slow = _write_run(tmp_path / "slow", [make_example("a", 1.0, 0.9)])
+    out = CliRunner().invoke(app, ["bench", "compare", str(old), str(slow), "--histograms"])
+    assert out.exit_code == 1, out.output  # slower, as without --histograms
+    assert "ch07:a (optimized side's samples)" in out.output
+    assert "  old |" in out.output and "  new |" in out.output
+
+
 # --- profiler commands ------------------------------------------------------------------------
 
 def test_ncu_command_filters_to_the_timed_range_with_clock_control_none(tmp_path):
