@@ -7,6 +7,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from cli.aisp import app
+from core import REPO_ROOT
 from core.readme import END, begin, place, write_tables
 from core.record import RunRecord
 from tests.test_honest_headlines import pair_result, side
@@ -130,3 +131,14 @@ def test_forget_drops_a_changed_pairs_rows_from_blocks_without_a_run(tmp_path, m
     bad = CliRunner().invoke(app, ["bench", "readme", "--forget", "triton_norm"])
     assert bad.exit_code == 2 and "ch14:triton_norm" in bad.output
     assert CliRunner().invoke(app, ["bench", "readme"]).exit_code == 2
+
+
+def test_kept_rows_lose_the_old_relative_error_format():
+    from core.readme import current_verify
+
+    assert current_verify("ok (0e+00 rel)") == "ok (exact)"
+    assert current_verify("ok (3e+11 rel)") == "ok"  # max relative error: near-zero outputs
+    assert current_verify("ok (31% of tol; rms 0.28%)") == "ok (31% of tol; rms 0.28%)"
+    assert current_verify("MISMATCH (max abs 0.5)") == "MISMATCH (max abs 0.5)"
+    committed = "".join(p.read_text() for p in REPO_ROOT.glob("ch*/README.md"))
+    assert " rel) |" not in committed  # no chapter table shows the old format
