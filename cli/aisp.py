@@ -539,11 +539,12 @@ def readme(runs: Optional[List[Path]] = typer.Argument(None, help=(
 
 @bench_app.command("calibrate")
 def calibrate(runs: List[Path] = typer.Argument(..., help=(
-        "Run directories (or their results.json) of `bench run --aa`, each from a fresh "
-        "machine of one GPU model."))) -> None:
-    """Set the gate's tolerances from A/A runs: per family of pairs (GPU-timed, cpu_bound),
-    the largest stray of an A/A ratio from 1.00, s, gives t = 1 - exp(-2 s); written to
-    calibration/<gpu>.json, which every later run of that GPU model gates with."""
+        "Run directories (or their results.json), each from a fresh machine of one GPU "
+        "model: A/A runs (`bench run --aa`), or ordinary runs of one commit."))) -> None:
+    """Set the gate's tolerances from runs on fresh machines: per family of pairs (GPU-timed,
+    cpu_bound), the largest distance d a stored ratio and a gate run could lie apart (A/A: 2
+    |ln r|; one commit's runs: |ln(S1/S2)|, host differences included) gives t = 1 - exp(-d);
+    written to calibration/<gpu>.json, which every later run of that GPU model gates with."""
     from core import calibration
     from core.compare import load_run
 
@@ -551,11 +552,11 @@ def calibrate(runs: List[Path] = typer.Argument(..., help=(
         found = calibration.summarize([load_run(path).to_dict() for path in runs])
     except ValueError as exc:
         _usage_error(str(exc))
-    rows = [[name, f.ratios, f"{math.exp(f.spread_ln) - 1:.2%}", f.worst,
+    rows = [[name, f.source, f.ratios, f"{math.exp(f.spread_ln) - 1:.2%}", f.worst,
              "-" if f.tolerance is None else f"{f.tolerance:.1%}"]
             for name, f in found.families.items()]
-    typer.echo(tabulate(rows, headers=["family", "A/A ratios", "largest stray", "where",
-                                       "tolerance"]))
+    typer.echo(tabulate(rows, headers=["family", "from", "examples", "largest distance",
+                                       "where", "tolerance"]))
     typer.echo(f"wrote {calibration.write(found)}")
 
 

@@ -1,15 +1,18 @@
-"""The gate's tolerance, measured: A/A runs on fresh machines set it per family of pairs.
+"""The gate's tolerance, measured on fresh machines, per family of pairs.
 
-An A/A run (`bench run --aa`) times each pair's baseline against itself: every ratio it
-reports would be 1.00 with no noise, so how far the ratios stray is the noise of one run's
-ratio, on that machine, that day. Run it on at least two fresh machines of one GPU model and
-summarize them (`bench calibrate RUN RUN ...`): for each family of pairs, the largest stray
-seen, s = max |ln r|, sets the tolerance t = 1 - exp(-2 s) - a stored ratio and a later gate
-run may each be off by s, in opposite directions. The families are the pairs whose time is
-the GPU's ("device") and those that declare `cpu_bound` (their time is the host's, which
-varies more from machine to machine). The result is calibration/<gpu key>.json, which the
-gate uses from then on (core.goals.base.Goal.tolerance); a family with too few ratios keeps
-the default tolerance (core.gate), and an entry that stores its own `tolerance` keeps it.
+Two kinds of evidence, each from at least two fresh machines of one GPU model:
+- A/A runs (`bench run --aa`) time each pair's baseline against itself: every ratio would
+  be 1.00 with no noise, so a ratio r strays |ln r| from the truth, and a stored ratio and a
+  later gate run, each off that far the other way, lie d = 2 |ln r| apart.
+- Runs of the same commit (`bench run`, no code change between them): the same pair's
+  speedups S1, S2 on two machines lie d = |ln(S1 / S2)| apart, host differences included
+  (what a host-paced pair's gate must allow when its entry was stored on another VM).
+`bench calibrate RUN RUN ...` takes either kind; per family, the largest d seen over at least
+MIN_RATIOS examples sets the tolerance t = 1 - exp(-d). The families are the pairs whose
+time is the GPU's ("device") and those that declare `cpu_bound`. The result is
+calibration/<gpu key>.json, which the gate uses from then on (core.goals.base.Goal.tolerance);
+a family with too few examples keeps the default (core.gate), and an entry that stores its
+own `tolerance` keeps it.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from core.discovery import Example, Pair, chapters_root
 AA_VARIANT = "aa"  # the A/A example of pair chNN:stem is chNN:stem_aa (its baseline, twice)
 FAMILIES = ("device", "cpu_bound")
 MIN_RUNS = 2  # fresh machines: one machine's A/A runs say nothing about the next machine
-MIN_RATIOS = 10  # per family: fewer, and its largest stray is a guess
+MIN_RATIOS = 10  # examples per family: fewer, and the largest distance is a guess
 TOLERANCE_STEP = 0.005  # tolerances are rounded up to this
 TOLERANCE_RANGE = (0.03, 0.50)  # never tighter than 3%, never looser than 50%
 
@@ -42,10 +45,11 @@ def family_of(cpu_bound: str) -> str:
 
 @dataclass
 class Family:
-    ratios: int  # A/A ratios seen
-    spread_ln: float  # the largest |ln ratio|
-    worst: str  # which example, in which run
-    tolerance: float | None  # None: too few ratios to set one
+    ratios: int  # distances seen (A/A ratios, or pairs of runs of one example)
+    spread_ln: float  # the largest distance d between a stored ratio and a gate run's
+    worst: str  # which example, in which run(s)
+    tolerance: float | None  # None: too few to set one
+    source: str = "aa"  # "aa": A/A runs; "runs": runs of the same commit
 
 
 @dataclass
@@ -69,41 +73,70 @@ class Calibration:
                    data.get("runs", []))
 
 
-def tolerance_from(spread_ln: float) -> float:
-    """t = 1 - exp(-2 s), rounded up to TOLERANCE_STEP, within TOLERANCE_RANGE."""
-    raw = 1 - math.exp(-2 * spread_ln)
+def tolerance_from(distance_ln: float) -> float:
+    """t = 1 - exp(-d), rounded up to TOLERANCE_STEP, within TOLERANCE_RANGE."""
+    raw = 1 - math.exp(-distance_ln)
     stepped = math.ceil(round(raw / TOLERANCE_STEP, 6)) * TOLERANCE_STEP
     return round(min(max(stepped, TOLERANCE_RANGE[0]), TOLERANCE_RANGE[1]), 4)
 
 
+def _speedups(run: dict[str, Any]) -> dict[str, tuple[float, str]]:
+    """A run's verified speedups by example id, with each example's family."""
+    return {ex["id"]: (ex["speedup"], family_of(ex.get("cpu_bound", "")))
+            for pair in run.get("pairs", []) for ex in pair.get("examples", [])
+            if ex.get("status") == "ok" and (ex.get("speedup") or 0) > 0}
+
+
+def _distances(runs: list[dict[str, Any]]) -> tuple[str, dict[str, list[tuple[float, str]]]]:
+    """The kind of runs ("aa" or "runs") and, per family, each distance d with where."""
+    measured = [_speedups(run) for run in runs]
+    ids = {i for m in measured for i in m}
+    aa = {i.endswith(f"_{AA_VARIANT}") for i in ids}
+    if len(aa) > 1:
+        raise ValueError("these runs mix A/A rows and ordinary ones: pass A/A runs (bench run "
+                         "--aa) or runs of one commit, not both")
+    seen: dict[str, list[tuple[float, str]]] = {name: [] for name in FAMILIES}
+    if aa == {True}:
+        for index, found in enumerate(measured):
+            for example, (ratio, family) in found.items():
+                seen[family].append((2 * abs(math.log(ratio)),
+                                     f"{example} {ratio:.3f}x (run {index + 1})"))
+        return "aa", seen
+    commits = {run.get("fingerprint", {}).get("git_commit") for run in runs}
+    if len(commits) != 1:
+        raise ValueError(f"runs of different commits ({', '.join(sorted(map(str, commits)))}) "
+                         f"measure a code change, not the noise: pass runs of one commit")
+    for example in sorted(ids):
+        both = [(m[example][0], i) for i, m in enumerate(measured) if example in m]
+        if len(both) < 2:
+            continue
+        (low, i), (high, j) = min(both), max(both)
+        seen[measured[i][example][1]].append((math.log(high / low), f"{example} {low:.3f}x (run "
+                                              f"{i + 1}) / {high:.3f}x (run {j + 1})"))
+    return "runs", seen
+
+
 def summarize(runs: list[dict[str, Any]]) -> Calibration:
-    """The calibration from A/A runs' results.json contents (at least MIN_RUNS of one GPU
-    model, each from a fresh machine). Raises ValueError naming what is missing."""
+    """The calibration from results.json contents of A/A runs or of runs of one commit (at
+    least MIN_RUNS of one GPU model, each from a fresh machine). Raises ValueError naming
+    what is missing."""
     keys = {run.get("fingerprint", {}).get("hardware_key") for run in runs}
     if len(keys) != 1:
-        raise ValueError(f"A/A runs of one GPU model are needed; these are of {sorted(map(str, keys))}")
+        raise ValueError(f"runs of one GPU model are needed; these are of {sorted(map(str, keys))}")
     if len(runs) < MIN_RUNS:
-        raise ValueError(f"{len(runs)} A/A run given; at least {MIN_RUNS}, each on a fresh machine")
-    seen: dict[str, list[tuple[float, str]]] = {name: [] for name in FAMILIES}
-    for index, run in enumerate(runs):
-        for pair in run.get("pairs", []):
-            for ex in pair.get("examples", []):
-                if not ex.get("id", "").endswith(f"_{AA_VARIANT}") or ex.get("status") != "ok":
-                    continue
-                ratio = ex.get("speedup")
-                if ratio and ratio > 0:
-                    seen[family_of(ex.get("cpu_bound", ""))].append(
-                        (abs(math.log(ratio)), f"{ex['id']} {ratio:.3f}x (run {index + 1})"))
+        raise ValueError(f"{len(runs)} run given; at least {MIN_RUNS}, each on a fresh machine")
+    source, seen = _distances(runs)
     if not any(seen.values()):
-        raise ValueError("no verified A/A example in these runs (run `bench run --aa` first)")
+        raise ValueError("no verified example measured in these runs (A/A: `bench run --aa`; "
+                         "or runs of one commit that share pairs)")
     calibration = Calibration(keys.pop())
     for name, found in seen.items():
         if not found:
             continue
-        spread, worst = max(found)
+        distance, worst = max(found)
         calibration.families[name] = Family(
-            len(found), round(spread, 5), worst,
-            tolerance_from(spread) if len(found) >= MIN_RATIOS else None)
+            len(found), round(distance, 5), worst,
+            tolerance_from(distance) if len(found) >= MIN_RATIOS else None, source)
     for run in runs:
         fp = run.get("fingerprint", {})
         calibration.runs.append({k: fp.get(k) for k in ("device", "host", "cpu", "cpu_cores",

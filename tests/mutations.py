@@ -135,7 +135,7 @@ MUTATIONS = [
              (T + "test_one_stalled_batch_is_forgiven_a_second_flagged_batch_fails",)),
     # --- core/calibration.py: the measured gate tolerance -----------------------------------
     Mutation("calibration-one-sided-spread", "core/calibration.py",
-             "raw = 1 - math.exp(-2 * spread_ln)", "raw = 1 - math.exp(-spread_ln)",
+             "seen[family].append((2 * abs(math.log(ratio)),", "seen[family].append((abs(math.log(ratio)),",
              ("tests/test_calibration.py::test_the_largest_stray_sets_the_tolerance_of_its_family",)),
     Mutation("calibration-min-ratios-1", "core/calibration.py",
              "MIN_RATIOS = 10", "MIN_RATIOS = 1",

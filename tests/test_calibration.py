@@ -17,10 +17,13 @@ from core.runner import run_suite
 from tests.conftest import vec_chapter_files, vec_pair_file
 
 
-def _run(key: str, ratios: dict[str, float], cpu_bound: frozenset[str] = frozenset()) -> dict:
-    """A results.json's contents with one A/A example per pair."""
+def _run(key: str, ratios: dict[str, float], cpu_bound: frozenset[str] = frozenset(),
+         aa: bool = True) -> dict:
+    """A results.json's contents with one example per pair: its A/A row (chNN:stem_aa), or
+    with `aa=False` its ordinary row."""
     return {"run_dir": f"/runs/{key}", "fingerprint": {"hardware_key": key, "host": "vm"},
-            "pairs": [{"examples": [{"id": f"{pair}_aa", "status": "ok", "speedup": ratio,
+            "pairs": [{"examples": [{"id": f"{pair}_aa" if aa else pair, "status": "ok",
+                                     "speedup": ratio,
                                      "cpu_bound": "host" if pair in cpu_bound else ""}]}
                       for pair, ratio in ratios.items()]}
 
@@ -31,11 +34,29 @@ def test_the_largest_stray_sets_the_tolerance_of_its_family():
     found = calibration.summarize([_run("h100", first), _run("h100", second)])
     device = found.families["device"]
     assert device.ratios == 13 and "ch09:slow_aa 0.980x (run 2)" in device.worst
-    spread = abs(math.log(0.98))
-    assert device.spread_ln == pytest.approx(spread, abs=1e-5)
-    # a stored ratio and a gate run each off by 2%, the other way: 1 - exp(-2 s), up to 0.5%
-    assert device.tolerance == pytest.approx(math.ceil((1 - math.exp(-2 * spread)) / 0.005) * 0.005)
+    distance = 2 * abs(math.log(0.98))  # a stored ratio and a gate run, each 2% off the other way
+    assert device.spread_ln == pytest.approx(distance, abs=1e-5) and device.source == "aa"
+    assert device.tolerance == pytest.approx(math.ceil((1 - math.exp(-distance)) / 0.005) * 0.005)
     assert "cpu_bound" not in found.families  # no host-paced pair among them
+
+
+def test_runs_of_one_commit_give_the_distance_between_machines():
+    """Ordinary runs of the same code on two machines: each example's two speedups are one
+    distance, host differences included; runs of different commits are refused."""
+    first = {f"ch{i:02d}:p": 2.0 for i in range(1, 12)}
+    second = {f"ch{i:02d}:p": 2.0 * (1 + 0.01 * i) for i in range(1, 12)}
+    runs = [_run("h100", first, aa=False), _run("h100", second, aa=False)]
+    for run in runs:
+        run["fingerprint"]["git_commit"] = "abc1234"
+    found = calibration.summarize(runs).families["device"]
+    assert found.source == "runs" and found.ratios == 11
+    assert found.spread_ln == pytest.approx(math.log(1.11), abs=1e-5) and "ch11:p" in found.worst
+    assert found.tolerance == pytest.approx(math.ceil((1 - 1 / 1.11) / 0.005) * 0.005)
+    runs[1]["fingerprint"]["git_commit"] = "def5678"
+    with pytest.raises(ValueError, match="different commits"):
+        calibration.summarize(runs)
+    with pytest.raises(ValueError, match="mix A/A rows"):
+        calibration.summarize([_run("h100", {"ch01:a": 1.0}), _run("h100", first, aa=False)])
 
 
 def test_too_few_ratios_or_runs_or_mixed_gpus_set_nothing():
