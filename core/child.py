@@ -46,7 +46,8 @@ from core.declarations import Declarations
 from core.decided import decided
 from core.hardware import SmClock
 from core.integrity import EscapeStrikes, Guard, escape_problem, mutation_problem
-from core.pairfile import load_benchmark, none_can_run, ranks_for, relative, unmet_requirement
+from core.launcher import device as _device, launch_ranks, none_can_run, ranks_needed
+from core.pairfile import load_benchmark, relative, unmet_requirement
 from core.stacks import dump_stacks_on_signal
 from core.sourcecheck import check_pair_files, describe
 from core.ranks import Ranks
@@ -522,46 +523,12 @@ class PairSession(Checks):
                 pass
 
 
-def _device() -> str:
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def run_pair(spec: PairSpec, rng: random.Random | None = None) -> PairResult:
     from core.ranks import from_environment
 
     device = _device()
     ranks = from_environment(device)  # one rank unless torchrun started this process
     return PairSession(spec, device, rng or random.SystemRandom(), ranks).run()
-
-
-def ranks_needed(spec: PairSpec) -> int:
-    """How many ranks the pair's baseline asks for (core.pairfile.ranks_for), when it can run here;
-    1 for a `one_process` pair (it drives its GPUs itself), and otherwise (the session itself
-    then reports the SKIP or the error)."""
-    try:
-        bench = load_benchmark(Path(spec.baseline))
-    except PairError:
-        return 1
-    requires = option(bench, "requires", Requirements())
-    needed = requires.gpus
-    if needed <= 1 or requires.one_process or unmet_requirement(bench, _device(), spec.gpus):
-        return 1
-    return ranks_for(bench, _device(), spec.gpus)
-
-
-def launch_ranks(spec: PairSpec, argv: list[str], out: Path, needed: int) -> None:
-    """This child becomes the launcher of the pair's ranks (core.ranks); rank 0 signs the
-    result. When no rank here did, the launcher reports why. Never returns."""
-    from core.ranks import launch
-
-    outcome = launch(needed, argv, pair=spec.pair)  # this node's share of the ranks
-    if out.exists():
-        sys.stdout.flush()
-        os._exit(0)
-    result = PairSession(spec, _device(), random.Random()).result
-    result.ranks = outcome.world or needed
-    result.fail_all(*outcome.verdict(spec.pair))  # rank 0 ran on another node, or failed
-    deliver(out, read_token(), result.to_dict())
 
 
 def main(argv: list[str]) -> int:

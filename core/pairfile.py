@@ -7,7 +7,6 @@ from pathlib import Path
 from core import goals
 from core.benchmark import Benchmark, PairError, Requirements, option, validate
 from core.ranks import nodes, split_problem
-from core.record import ExampleResult, PairResult, PairSpec
 from core.tuning import numa_node_count
 
 
@@ -111,19 +110,3 @@ def _unmet_on_host(req: Requirements) -> str | None:
     if req.numa_nodes > 1 and (nodes := numa_node_count()) < req.numa_nodes:
         return f"needs {req.numa_nodes} NUMA nodes; this machine has {nodes}"
     return None
-
-
-def none_can_run(spec: PairSpec, device: str, ranks: int) -> PairResult | None:
-    """The SKIPPED result of a multi-rank pair none of whose variants can run here (each states
-    a requirement this machine lacks), decided before torchrun starts ranks for nothing."""
-    result = PairResult(pair=spec.pair, device=device, ranks=ranks, status="skipped")
-    for e in spec.examples:
-        try:
-            why = unmet_requirement(load_benchmark(Path(e.path)), device)
-        except PairError:
-            return None  # its session reports the import error
-        if not why:
-            return None
-        result.examples.append(ExampleResult(name=e.name, id=e.id, file=relative(e.path)))
-        result.examples[-1].fail(f"{relative(e.path)}: {why}", "skipped")
-    return result
