@@ -142,3 +142,22 @@ def test_kept_rows_lose_the_old_relative_error_format():
     assert current_verify("MISMATCH (max abs 0.5)") == "MISMATCH (max abs 0.5)"
     committed = "".join(p.read_text() for p in REPO_ROOT.glob("ch*/README.md"))
     assert " rel) |" not in committed  # no chapter table shows the old format
+
+
+def test_every_committed_table_is_what_bench_readme_writes():
+    """Each measured block of every chapter README, parsed and rendered again the way `bench
+    readme` renders blocks, comes out byte for byte as committed: no hand edit, no stale
+    format, no paragraph glued into a table."""
+    import re
+
+    from core.readme import read_block, render
+
+    for readme in sorted(REPO_ROOT.glob("ch*/README.md")):
+        text = readme.read_text()
+        for key in re.findall(r"<!-- aisp:measured (\S+) -->", text):
+            body = text.split(begin(key), 1)[1].split(END, 1)[0]
+            block = read_block(text, key)
+            provenance = [line for line in body.strip().splitlines()
+                          if re.match(r"^(\d+ rows? from|earlier rows from|Rows not re-measured)", line)]
+            again = render(key, block.device, provenance, block.header, block.rows, block.notes)
+            assert begin(key) + body + END == again, f"{readme} block {key} is not as bench readme writes it"
