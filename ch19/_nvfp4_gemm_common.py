@@ -83,4 +83,5 @@ def to_blocked(scales: torch.Tensor) -> torch.Tensor:
 
 class Nvfp4Bench(LinearBench):
     supports_cpu = False  # fp4 GEMMs run on Blackwell tensor cores only
+    only_on = "Blackwell (FP4 tensor cores: compute capability 10.0)"
     requires = Requirements(min_compute_capability=(10, 0))

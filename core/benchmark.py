@@ -166,6 +166,10 @@ class Benchmark:
     timing_mode: TimingMode = "hot"
     teaching: bool = False  # the book's deliberately naive example; kept out of headlines
     negative_result: str = ""  # on an optimized side slower here by design: why (not gated)
+    # hardware the technique needs that the lent machines lack, e.g. "Blackwell (compute
+    # capability 10.0)": until it is measured the front page lists the variant as a SKIP row
+    # with this (read from the source, core.front_page); its requirements decide the SKIP itself
+    only_on: str = ""
     seed_sensitive: bool = True  # outputs must change with the input seed
     stateful: bool = False  # run() advances state (a training step): verified from fresh setups
     # What the optimized side buys, and so what the gate judges: the speedup by default, or

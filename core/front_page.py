@@ -86,19 +86,56 @@ def rows(root: Path) -> list[Row]:
     return [found[k] for k in sorted(found)]
 
 
-def table(found: list[Row]) -> str:
+_ONLY_ON = re.compile(r'^\s+only_on\s*=\s*"([^"]+)"', re.M)
+_IMPORT = re.compile(r"^from (ch\d\d)\.(\w+) import", re.M)
+
+
+def only_on(path: Path, root: Path, depth: int = 3) -> str:
+    """The `only_on` a variant file declares, or a chapter module it imports from declares
+    (read from the source: the front page imports no pair code); "" where none does."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return ""
+    found = _ONLY_ON.search(text)
+    if found or depth == 0:
+        return found.group(1) if found else ""
+    for chapter, module in _IMPORT.findall(text):
+        if declared := only_on(root / chapter / f"{module}.py", root, depth - 1):
+            return declared
+    return ""
+
+
+def skip_rows(root: Path, stored: list[Row], keys: list[str]) -> list[Row]:
+    """A row per variant never stored that declares the hardware it needs (`only_on`): it
+    SKIPs on every lent GPU, and the row says what it waits for."""
+    have = {(row.chapter, row.variant) for row in stored}
+    rows_ = []
+    for path in sorted(root.glob("ch[0-9][0-9]/optimized_*.py")):
+        variant = path.stem[len("optimized_"):]
+        if (path.parent.name, variant) in have or not (needs := only_on(path, root)):
+            continue
+        rows_.append(Row(path.parent.name, variant, first_sentence(path),
+                         {key: f"SKIP: needs {needs}" if i == 0 else "SKIP"
+                          for i, key in enumerate(keys)}))
+    return rows_
+
+
+def table(found: list[Row], skipped: list[Row] = ()) -> str:
     keys = sorted({k for row in found for k in row.cells},
                   key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
     lines = ["| chapter | variant | what it shows | " + " | ".join(gpu_label(k) for k in keys) + " |",
              "|---|---|---|" + "---|" * len(keys)]
-    for row in found:
+    for row in sorted([*found, *skipped], key=lambda r: (r.chapter, r.variant)):
         shows = row.shows.replace("|", "\\|")
         lines.append(f"| [{row.chapter}]({row.chapter}/README.md) | {row.variant} | {shows} | "
                      + " | ".join(row.cells.get(k, "–") for k in keys) + " |")
     chapters = len({row.chapter for row in found})
     note = (f"{len(found)} stored variants in {chapters} chapters, from `chNN/expectations_<gpu>.json` "
             f"(each figure: the stored ratio over the baseline, and the optimized side's share of "
-            f"the ceiling measured in that run). Regenerate with `python -m cli.aisp bench front-page`.")
+            f"the ceiling measured in that run)"
+            + (f"; {len(skipped)} more SKIP on the lent GPUs for hardware they lack" if skipped else "")
+            + ". Regenerate with `python -m cli.aisp bench front-page`.")
     return "\n".join([note, "", *lines])
 
 
@@ -113,7 +150,9 @@ def place(text: str, block: str) -> str:
 def rebuilt(readme: Path, root: Path) -> tuple[str, str]:
     """`readme`'s text as it is, and with its table rebuilt from the expectations under `root`."""
     text = readme.read_text()
-    return text, place(text, table(rows(root)))
+    found = rows(root)
+    single = [k for k in KEY_ORDER[:2] if any(k in row.cells for row in found)]  # the one-GPU models
+    return text, place(text, table(found, skip_rows(root, found, single)))
 
 
 def write(readme: Path, root: Path) -> bool:

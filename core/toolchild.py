@@ -42,10 +42,13 @@ def cold_start(spec: PairSpec, side: str, seed: int | None, answer: str | None) 
     is saved to `answer` for the comparison with the baseline's."""
     from core.benchmark import BenchContext
     from core.compile_time import SPAWNED_AT, time_cold_start
-    from core.pairfile import load_benchmark
+    from core.pairfile import load_benchmark, unmet_requirement
 
     try:
         bench = load_benchmark(Path(spec.path_of(side)))
+        why = unmet_requirement(bench, _device(), spec.gpus)
+        if why:  # a side this machine cannot run (a Blackwell variant on a Hopper): nothing to warm
+            return {"skipped": why}
         spawned = os.environ.get(SPAWNED_AT)
         import_s = time.time() - float(spawned) if spawned else 0.0
         timing, out = time_cold_start(bench, BenchContext(seed=spec.seed, device=_device(),

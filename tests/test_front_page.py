@@ -39,6 +39,25 @@ def test_the_table_holds_every_stored_variant_with_its_ratio_and_ceiling(tmp_pat
     assert "3 stored variants in 2 chapters" in text
 
 
+def test_a_variant_for_hardware_not_lent_is_a_skip_row_until_it_is_stored(tmp_path):
+    """`only_on`, in the variant file or a chapter module it imports from, puts an unstored
+    variant on the page as a SKIP row; an unstored variant without it stays off the page."""
+    speed = {"speedup": 2.0, "declarations": {}}
+    _chapter(tmp_path, "ch08", {
+        "_tcgen05_common.py": 'class Bench:\n    only_on = "Blackwell (compute capability 10.0)"\n',
+        "optimized_tiling.py": '"""Optimized: smem tiles."""\n',
+        "optimized_tiling_tcgen05.py": '"""Optimized: TMEM tiles."""\nfrom ch08._tcgen05_common import Bench\n',
+        "optimized_tiling_wip.py": '"""Optimized: not measured yet."""\n',
+        "expectations_h100.json": {"examples": {"tiling": speed}},
+        "expectations_h200.json": {"examples": {"tiling": speed}}})
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{BEGIN}\n{END}\n")
+    text = rebuilt(readme, tmp_path)[1]
+    assert ("| tiling_tcgen05 | TMEM tiles | SKIP: needs Blackwell (compute capability 10.0) | SKIP |"
+            in text)
+    assert "tiling_wip" not in text and "1 more SKIP on the lent GPUs" in text
+
+
 def test_the_table_is_placed_between_its_markers_and_rewriting_changes_nothing(tmp_path):
     _chapter(tmp_path, "ch07", {"expectations_h100.json": {"examples": {"copy": {"speedup": 2.0}}}})
     readme = tmp_path / "README.md"

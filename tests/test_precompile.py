@@ -116,3 +116,20 @@ def test_the_run_precompiles_only_where_it_compiles_for_a_gpu_and_not_when_told_
     run_suite(selection, RunOptions(iterations=3, warmup=1, output_dir=tmp_path / "runs",
                                     precompile=False))
     assert calls == []
+
+
+def test_a_side_this_machine_cannot_run_is_not_warmed(make_chapter, fake_root, in_process_root):
+    """The precompile phase cold-starts sides before the pairs run; a variant whose own
+    requirements this machine lacks (a Blackwell variant on a Hopper; here a GPU-only one
+    on the CPU) is reported skipped, not set up and called."""
+    from core.runner import pair_spec
+    from core.toolchild import cold_start
+
+    make_chapter("ch93", {"_vec_common.py": VEC_COMMON, "baseline_vec.py": vec_pair_file(),
+                          "optimized_vec_gpu.py": vec_pair_file(
+                              "raise AssertionError('set up and called')",
+                              attrs="supports_cpu = False")})
+    [(pair, examples)] = select(["ch93"], root=fake_root)
+    spec = pair_spec(pair, examples, RunOptions())
+    assert cold_start(spec, "vec_gpu", 1, None) == {"skipped": "needs a CUDA GPU; none is available on this machine"}
+    assert "error" not in cold_start(spec, "baseline", 1, None)
