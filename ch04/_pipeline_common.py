@@ -54,7 +54,9 @@ class Config:
 # tokens the step was host-bound: the schedules' Python cost 46 ms of a 53 ms step (README).
 # 4 blocks per rank: with 2 stages per rank (interleaved) each stage still holds 2 blocks.
 CUDA_CONFIG = Config(d_model=2048, hidden=8192, blocks_per_rank=4, microbatches=8, tokens=4096)
-CPU_CONFIG = Config(d_model=32, hidden=64, blocks_per_rank=4, microbatches=4, tokens=8)  # gloo tests, ≤ 4 ranks
+# The gloo tests' sizes; 8 micro-batches as on the GPU, since 1F1B needs one per stage and
+# `bench run --gpus 8` runs 8 stages on a CPU as well.
+CPU_CONFIG = Config(d_model=32, hidden=64, blocks_per_rank=4, microbatches=8, tokens=8)
 
 
 def block(cfg: Config, seed: int, index: int, device: str) -> nn.Module:

@@ -25,11 +25,15 @@ class DecodeAllReduce(Benchmark):
     requires = Requirements(gpus=2, scales=True)
     supports_cpu = True  # the NCCL side runs on gloo ranks; the symmetric-memory side needs CUDA
     timing_mode = "graph"
-    # n bf16 values summed: NCCL's ring rounds each partial sum to bf16 (n-1 times), the
-    # one-shot kernel may accumulate in fp32 and round once. Two ranks differ by one bf16 ulp
-    # (~0.8% of a value of 1); 8 ranks of unit normals by up to 0.035 beyond rtol (partial sums
-    # up to ~10, simulated). A missing rank is off by ~1.
-    tolerance = Tolerance(rtol=1e-2, atol=5e-2)
+    # n bf16 values summed with a rounding to bf16 after every add, on both sides in other
+    # orders: NCCL's ring n-1 times per chunk, torch's one-shot kernel n-1 times too (bf16 adds
+    # in rank order, `add_bf16x2`). The last rounding is within 2^-8 of the result (rtol); the
+    # others are of partial sums S_2..S_(n-1) of unit normals (E S_k^2 = k), each off by up to
+    # half an ulp, 2^-7.5 |S_k| / sqrt(12) RMS, which atol must cover: the sides differ by
+    # sigma = 2^-7.5 sqrt(2 (2 + ... + (n-1)) / 12), 0.005 at 4 ranks and 0.012 at 8.
+    # Simulated (20 seeds of the [n, 8, 8192] rows): up to 0.027 beyond rtol at 4, 0.065 at 8.
+    # atol 0.1 is ~8 sigma at 8 ranks; a missing rank is off by ~1 on most values.
+    tolerance = Tolerance(rtol=1e-2, atol=1e-1)
 
     def make_inputs(self, seed: int) -> torch.Tensor:
         gen = self.generator(seed)

@@ -11,8 +11,9 @@ rank per direction, (n-1)/n of them to other GPUs (half, ~32 MiB each way, on 2 
 
 The pair runs on every GPU present (`bench run --gpus N` for fewer) and scales weakly: 8192
 tokens per rank at every count, and the same 8 experts split over the ranks (the count must
-divide 8: 2, 4 or 8 GPUs; setup() refuses another), so each rank's expert FLOPs stay the same
-with balanced routing while the share of rows that crosses the links grows from 1/2 to 7/8.
+divide 8: 2, 4 or 8 GPUs, or gloo ranks on a CPU; setup() refuses another), so each rank's
+expert FLOPs stay the same with balanced routing while the share of rows that crosses the
+links grows from 1/2 to 7/8.
 
 The sides differ only in how the two all-to-alls are done (routing, local experts and the
 combine are shared functions). make_inputs builds every rank's tokens ([world, N, d]) so that
@@ -25,20 +26,29 @@ bf16's, as for `moe_dispatch`.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 import torch.distributed as dist
 
-from ch15._moe_dispatch_common import (BF16_TOLERANCE, REFERENCE_TOLERANCE, TOKENS,
+from ch15._moe_dispatch_common import (BF16_TOLERANCE, REFERENCE_TOLERANCE, TINY_MOE, TOKENS,
                                        combine, expert_counts, expert_offsets, moe_config, reference_moe,
                                        route, swiglu_grouped)
 from ch15.decoder import MoE
 from core.benchmark import BenchContext, Benchmark, Requirements, Workload
 
 CAPACITY_FACTOR = 1.25  # the padded baseline's per-destination capacity, × the balanced load
-# More tokens on the CPU than moe_dispatch's 64: the tiny router (64-wide weights) skews the
-# load, and at 4 ranks 64 tokens put up to 1.38× the balanced rows on one rank, past the
-# capacity; 512 stay within 1.11× (100 draws). The GPU's 8192 tokens stay within 1.06× at 8.
+# The CPU's MoE: the decoder's TINY widths with 8 experts, as on the GPU, so that they split
+# over 2, 4 or 8 gloo ranks (moe_dispatch's 4 do not split over 8).
+CPU_MOE = replace(TINY_MOE, n_experts=8)
+# More tokens on the CPU than moe_dispatch's 64, and more capacity: the tiny router (64-wide
+# weights) is less balanced than the GPU's. One of its 8 experts draws up to 1.15× its share
+# at any token count (weight seeds 0-5), and at 8 ranks (one expert each) 512 tokens put up to
+# 1.39× the balanced rows on one rank (8 weight seeds × 100 draws; 1.27× at 4 ranks), past
+# 1.25×. 2× leaves ~11 standard deviations of a rank's count above the worst expert's mean.
+# The GPU's 8192 tokens stay within 1.07× at 8 ranks (3 weight seeds × 20 draws).
 CPU_TOKENS = 512
+CPU_CAPACITY_FACTOR = 2.0
 
 
 def local_experts(rows: torch.Tensor, local_ids: torch.Tensor, w_gate_up_t: torch.Tensor,
@@ -77,7 +87,7 @@ class ExpertParallelBench(Benchmark):
 
     def setup(self, ctx: BenchContext) -> None:
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
-        self.cfg = moe_config(ctx.device)
+        self.cfg = moe_config(ctx.device) if ctx.is_cuda else CPU_MOE
         if self.cfg.n_experts % self.world:
             raise ValueError(f"{self.cfg.n_experts} experts do not split over {self.world} ranks")
         self.e_local = self.cfg.n_experts // self.world

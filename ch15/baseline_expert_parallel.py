@@ -8,15 +8,15 @@ a boolean mask, runs its experts, scatters the outputs back into padded buffers 
 all-to-all returns them. The host learns the per-destination counts (one sync) to slice the
 send lists, and the mask costs another. A row count above capacity would be dropped by
 GShard; here it is an error, so both sides compute the same thing (random routing stays
-within 6% of balanced at these sizes, up to 8 ranks).
+within 7% of balanced at these sizes, up to 8 ranks; the CPU's tiny router gets 2×).
 """
 import math
 
 import torch
 import torch.distributed as dist
 
-from ch15._expert_parallel_common import (CAPACITY_FACTOR, ExpertParallelBench, local_experts,
-                                          split_sizes)
+from ch15._expert_parallel_common import (CAPACITY_FACTOR, CPU_CAPACITY_FACTOR, ExpertParallelBench,
+                                          local_experts, split_sizes)
 
 
 class PaddedListAllToAll(ExpertParallelBench):
@@ -25,7 +25,8 @@ class PaddedListAllToAll(ExpertParallelBench):
 
     def setup(self, ctx):
         super().setup(ctx)
-        self.capacity = math.ceil(CAPACITY_FACTOR * self.rows / self.world)
+        factor = CAPACITY_FACTOR if ctx.is_cuda else CPU_CAPACITY_FACTOR  # the CPU's router is less even
+        self.capacity = math.ceil(factor * self.rows / self.world)
 
     def exchange(self, rows, ids, counts):
         world, cap, d = self.world, self.capacity, rows.shape[1]

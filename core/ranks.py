@@ -210,6 +210,8 @@ def from_environment(device: str) -> Ranks:
     import torch.distributed as dist
 
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if os.environ.get("OMP_NUM_THREADS", "").isdigit():  # a rank forked after torch loaded keeps
+        torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))  # the launcher's thread count
     if device.startswith("cuda"):
         torch.cuda.set_device(local_rank)
     dist.init_process_group("nccl" if device.startswith("cuda") else "gloo")
@@ -338,7 +340,10 @@ def torchrun_here(args: list[str], env: dict[str, str]) -> int:
     os.environ.update(env)
     parsed = parse_args(args)
     if parsed.standalone:  # as torch.distributed.run.run() does: a local store on a free port
-        parsed.rdzv_backend, parsed.rdzv_endpoint, parsed.rdzv_id = "c10d", "localhost:0", str(uuid.uuid4())
+        # 127.0.0.1, not localhost: a rank forked from this threaded process that looked the
+        # name up could wait forever on a resolver lock another thread held at the fork (seen
+        # once in ~30 launches of 8 CPU ranks)
+        parsed.rdzv_backend, parsed.rdzv_endpoint, parsed.rdzv_id = "c10d", "127.0.0.1:0", str(uuid.uuid4())
     given_up = time.monotonic() + REJOIN_S
     while True:
         config, command, command_args = config_from_args(parsed)

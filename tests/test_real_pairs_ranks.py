@@ -3,7 +3,8 @@
 Apart from tests/test_real_pairs.py (whose helpers it uses) so that the test runner can put
 this one long run on a worker of its own (pytest-xdist --dist loadfile). Pairs that scale
 with the GPU count (`Requirements(scales=True)`) run there at their minimum, 2 ranks; those
-whose code splits work by the world size also run at 4 (`bench run --gpus 4`).
+whose code splits work by the world size also run at 4 (`bench run --gpus 4`), and those
+whose sizes must divide by it at 8, the most GPUs of one node.
 """
 from __future__ import annotations
 
@@ -20,9 +21,15 @@ from tests.test_real_pairs import CHAPTERS, MULTI_RANK_CPU_PAIRS, _ranks
 # prefill on one GPU and decode on the other, a two-stage serving pipeline.)
 FIXED_COUNT = {"ch02:p2p_transfer"}
 # CPU-capable scaling pairs whose code splits work by the world size (stages, shards,
-# experts, replicas' requests), run at 4 gloo ranks as well: ~20 s together.
+# experts, replicas' requests), run at 4 gloo ranks as well: ~25 s together.
 AT_FOUR_RANKS = ["ch04:pipeline_parallel", "ch04:tensor_parallel", "ch13:context_parallel",
                  "ch15:expert_parallel", "ch15:continuous_batching_multigpu"]
+# ... and at 8 (`bench run --gpus 8`), where their sizes must divide by 8 (experts, stages'
+# micro-batches, sequence shards, hidden columns): ~25 s together on 2 cores. Left out:
+# continuous_batching_multigpu (~13 s alone; request i goes to replica i mod world, nothing
+# has to divide) and fsdp (~13 s; FSDP2 pads uneven shards), which verify at 8 too.
+AT_EIGHT_RANKS = ["ch04:pipeline_parallel", "ch04:tensor_parallel", "ch13:context_parallel",
+                  "ch15:expert_parallel"]
 
 
 def _requires(path) -> Requirements:
@@ -71,26 +78,45 @@ def test_multi_rank_pair_verifies_on_cpu_ranks(chapter, pair, multi_rank_run):
         assert example.verification.ok and len(example.timing.rank_medians_ms) == _ranks(pair.baseline)
 
 
-@pytest.fixture(scope="module")
-def four_rank_run(tmp_path_factory):
-    """AT_FOUR_RANKS in one run at 4 gloo ranks (`bench run --gpus 4`): pair id -> PairResult."""
+def _scaled_run(pairs: list[str], gpus: int, folder) -> dict:
+    """`pairs` in one run at `gpus` gloo ranks (`bench run --gpus N`): pair id -> PairResult."""
     from core.discovery import select
     from core.runner import RunOptions, run_suite
 
-    record = run_suite(select(AT_FOUR_RANKS),
-                       RunOptions(iterations=2, warmup=1, timeout_s=300, gpus=4,
-                                  output_dir=tmp_path_factory.mktemp("four_ranks") / "runs"))
+    record = run_suite(select(pairs), RunOptions(iterations=2, warmup=1, timeout_s=300, gpus=gpus,
+                                                 output_dir=folder / "runs"))
     return {result.pair: result for result in record.pairs}
 
 
-@cpu_only
-@pytest.mark.parametrize("pair", AT_FOUR_RANKS)
-def test_scaling_pair_verifies_on_four_cpu_ranks(pair, four_rank_run):
-    result = four_rank_run[pair]
-    assert result.ranks == 4, f"{pair}: ran at {result.ranks} ranks ({result.status}: {result.reason})"
+def _check_scaled(result, pair: str, ranks: int) -> None:
+    assert result.ranks == ranks, f"{pair}: ran at {result.ranks} ranks ({result.status}: {result.reason})"
     for example in result.examples:
         if example.status == "skipped":
             assert "needs a CUDA GPU" in example.reason, example.reason
             continue
         assert example.status == "ok", f"{example.id}: {example.reason}"
-        assert example.verification.ok and len(example.timing.rank_medians_ms) == 4
+        assert example.verification.ok and len(example.timing.rank_medians_ms) == ranks
+
+
+@pytest.fixture(scope="module")
+def four_rank_run(tmp_path_factory):
+    """AT_FOUR_RANKS in one run at 4 gloo ranks: pair id -> PairResult."""
+    return _scaled_run(AT_FOUR_RANKS, 4, tmp_path_factory.mktemp("four_ranks"))
+
+
+@cpu_only
+@pytest.mark.parametrize("pair", AT_FOUR_RANKS)
+def test_scaling_pair_verifies_on_four_cpu_ranks(pair, four_rank_run):
+    _check_scaled(four_rank_run[pair], pair, 4)
+
+
+@pytest.fixture(scope="module")
+def eight_rank_run(tmp_path_factory):
+    """AT_EIGHT_RANKS in one run at 8 gloo ranks: pair id -> PairResult."""
+    return _scaled_run(AT_EIGHT_RANKS, 8, tmp_path_factory.mktemp("eight_ranks"))
+
+
+@cpu_only
+@pytest.mark.parametrize("pair", AT_EIGHT_RANKS)
+def test_scaling_pair_verifies_on_eight_cpu_ranks(pair, eight_rank_run):
+    _check_scaled(eight_rank_run[pair], pair, 8)
