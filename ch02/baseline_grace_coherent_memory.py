@@ -6,21 +6,12 @@ kernel reads the device copy from HBM. On an x86 host or a PCIe GPU the pair SKI
 reason; there `zero_copy` (the same kernels at 256 KiB, and its sweep) and `memory_transfer`
 show the PCIe link.
 """
-import torch
-
 from ch02._grace_coherent_memory_common import GraceCoherentBench
-from ch02._zero_copy_common import SCALE, SHIFT
-from core.benchmark import BenchContext
+from ch02.baseline_zero_copy import CopyThenKernel
 
 
-class CopyThenKernelOverC2C(GraceCoherentBench):
-    def setup(self, ctx: BenchContext) -> None:
-        super().setup(ctx)
-        self.staging = torch.empty(self.floats, device=ctx.device)  # the device copy
-
-    def run(self, params: torch.Tensor) -> torch.Tensor:
-        self.lib.launch_copy_then_affine(params, self.staging, self.out, self.floats, SCALE, SHIFT)
-        return self.out
+class CopyThenKernelOverC2C(GraceCoherentBench, CopyThenKernel):
+    """zero_copy's baseline (copy, then the kernel on the copy) at the Grace size."""
 
 
 get_benchmark = CopyThenKernelOverC2C
