@@ -100,25 +100,23 @@ def _check_scaled(result, pair: str, ranks: int) -> None:
         assert example.verification.ok and len(example.timing.rank_medians_ms) == ranks
 
 
-@pytest.fixture(scope="module")
-def four_rank_run(tmp_path_factory):
-    """AT_FOUR_RANKS in one run at 4 gloo ranks: pair id -> PairResult."""
-    return _scaled_run(AT_FOUR_RANKS, 4, tmp_path_factory.mktemp("four_ranks"))
-
-
-@cpu_only
-@pytest.mark.parametrize("pair", AT_FOUR_RANKS)
-def test_scaling_pair_verifies_on_four_cpu_ranks(pair, four_rank_run):
-    _check_scaled(four_rank_run[pair], pair, 4)
+SCALED = {4: AT_FOUR_RANKS, 8: AT_EIGHT_RANKS}
 
 
 @pytest.fixture(scope="module")
-def eight_rank_run(tmp_path_factory):
-    """AT_EIGHT_RANKS in one run at 8 gloo ranks: pair id -> PairResult."""
-    return _scaled_run(AT_EIGHT_RANKS, 8, tmp_path_factory.mktemp("eight_ranks"))
+def scaled_runs(tmp_path_factory):
+    """Each rank count's pairs in one run at that many gloo ranks, run once when first asked:
+    ranks -> pair id -> PairResult."""
+    runs: dict[int, dict] = {}
+
+    def run(ranks: int) -> dict:
+        if ranks not in runs:
+            runs[ranks] = _scaled_run(SCALED[ranks], ranks, tmp_path_factory.mktemp(f"ranks{ranks}"))
+        return runs[ranks]
+    return run
 
 
 @cpu_only
-@pytest.mark.parametrize("pair", AT_EIGHT_RANKS)
-def test_scaling_pair_verifies_on_eight_cpu_ranks(pair, eight_rank_run):
-    _check_scaled(eight_rank_run[pair], pair, 8)
+@pytest.mark.parametrize("ranks,pair", [(n, p) for n, pairs in SCALED.items() for p in pairs])
+def test_scaling_pair_verifies_on_more_cpu_ranks(ranks, pair, scaled_runs):
+    _check_scaled(scaled_runs(ranks)[pair], pair, ranks)
