@@ -122,22 +122,7 @@ def read_block(text: str, key: str) -> OldBlock | None:
                   for line in lines if re.match(r"^(\d+ rows? from|earlier rows from)", line)]
     notes = [line[2:] for line in lines if line.startswith("- ")]
     header, rows = _cells(table_lines) if table_lines else ([], [])
-    if "verify" in header:
-        at = header.index("verify")
-        rows = [[*row[:at], current_verify(row[at]), *row[at + 1:]] if len(row) > at else row
-                for row in rows]
     return OldBlock(device, provenance, header, rows, notes)
-
-
-def current_verify(cell: str) -> str:
-    """A kept row's verify cell in today's words. Runs before the share-of-tolerance format
-    wrote the largest relative error, `ok (3e+11 rel)`: blown up by outputs near zero, it read
-    as a failure. Exactly 0 is `ok (exact)`; any other such figure becomes a plain `ok` (the
-    share of the tolerance it would need was not recorded)."""
-    match = re.fullmatch(r"(ok) \(([0-9.e+-]+) rel\)", cell.strip())
-    if not match:
-        return cell
-    return "ok (exact)" if float(match.group(2)) == 0 else "ok"
 
 
 def _provenance(record: RunRecord, count: int) -> str:
