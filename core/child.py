@@ -422,6 +422,9 @@ class PairSession(Checks):
 
     def collect(self, measurement: timing.Measurement) -> None:
         self.probes = {}  # each side's calls one at a time (host-bound and left-running checks)
+        # a side one rank dropped while timing (its check failed there alone) is dropped on
+        # every rank, before the ranks probe the sides still in the race together
+        self.agree()
         calls = self.ranks.from_rank0(timing.probe_calls(measurement.samples_ms))  # the ranks agree
         for name in ("baseline", *self.sides) if self.device.startswith("cuda") else ():
             self.probes[name] = timing.host_probe(lambda b=self.bench(name), x=self.timed_inputs: b.run(x),

@@ -314,6 +314,28 @@ class OwnRowOnly(SumRows):
 
 get_benchmark = OwnRowOnly
 '''
+RANK0_MUTATES_LATE = '''
+import torch.distributed as dist
+
+from ._sum_common import SumRows
+
+
+class MutatesOnceTimed(SumRows):
+    """Honest through verification, then writes into its inputs on rank 0 alone: the check
+    fails the side on rank 0 only, and rank 1 (which ran no baseline) must learn of it."""
+    calls = 0
+
+    def run(self, x):
+        self.calls += 1
+        if dist.get_rank() == 0 and self.calls > 8:
+            x[0, 0] += 1.0
+        out = x[dist.get_rank()].clone()
+        dist.all_reduce(out)
+        return out
+
+
+get_benchmark = MutatesOnceTimed
+'''
 
 
 def test_a_rank0_only_answer_is_verified_on_rank0(make_chapter, tmp_path):
@@ -321,13 +343,16 @@ def test_a_rank0_only_answer_is_verified_on_rank0(make_chapter, tmp_path):
                                     "baseline_sum.py": "from ._sum_common import SumRows\n\n"
                                                        "get_benchmark = SumRows\n",
                                     "optimized_sum.py": RANK0_SPLIT,
-                                    "optimized_sum_wrong.py": RANK0_WRONG})
+                                    "optimized_sum_wrong.py": RANK0_WRONG,
+                                    "optimized_sum_mutates.py": RANK0_MUTATES_LATE})
     options = RunOptions(iterations=4, warmup=1, timeout_s=180, output_dir=tmp_path / "runs")
     rows = {ex.name: ex for ex in run_suite(select(["ch98"], root=chapter.parent), options).rows}
-    honest, wrong = rows["sum"], rows["sum_wrong"]
+    honest, wrong, mutates = rows["sum"], rows["sum_wrong"], rows["sum_mutates"]
     assert honest.status == "ok" and honest.speedup, honest.reason
     assert honest.verification.checks >= 3  # two seeds and at least one timed output, on rank 0
     assert wrong.status == "failed" and wrong.reason.startswith("verification failed"), wrong.reason
+    # failed by rank 0 alone while timing: the others agree and the pair's other sides stand
+    assert mutates.status == "failed" and "during timing" in mutates.reason, mutates.reason
 
 
 ONE_PROCESS = '''
