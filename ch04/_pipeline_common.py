@@ -92,7 +92,7 @@ class PipelineStep(Benchmark):
     """One forward+backward step; subclasses pick the schedule and stages per rank."""
 
     supports_cpu = True
-    requires = Requirements(gpus=2, scales=True)
+    requires = Requirements(gpus=2, scales="weak")
     virtual_stages = 1  # stages per rank
     # In RMS units, as in ch04's data-parallel pairs: schedules accumulate the same bf16
     # micro-batch gradients in other orders (~1% of the RMS); a missing micro-batch or stage

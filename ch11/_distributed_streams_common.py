@@ -31,7 +31,7 @@ TOKENS, MODEL = 4096, 8192
 
 
 class DistributedStreamsBench(Benchmark):
-    requires = Requirements(gpus=2, scales=True)
+    requires = Requirements(gpus=2, scales="weak")
     # effectively exact (see above); were NCCL to pick another reduction order for the second
     # communicator, n fp32 values summed differently stay within 1e-6 at 8 ranks: 1e-5 leaves
     # headroom, and a missing rank's bucket is off by ~1

@@ -129,7 +129,7 @@ def rank0_store(timeout_s: float = 300.0):
 
 class MultiReplicaBench(Benchmark):
     supports_cpu = True
-    requires = Requirements(gpus=2, scales=True)
+    requires = Requirements(gpus=2, scales="weak")
 
     @property
     def time_cap_s(self) -> float | None:

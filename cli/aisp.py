@@ -564,21 +564,33 @@ def calibrate(runs: List[Path] = typer.Argument(..., help=(
 def front_page(check: bool = typer.Option(False, "--check", help=(
         "Change nothing; exit 1 if the README's table differs from the expectations."))) -> None:
     """Rewrite the root README's results table (between `<!-- aisp:front-page -->` and
-    `<!-- aisp:end -->`) from every chapter's committed expectations files."""
-    from core import front_page as page
+    `<!-- aisp:end -->`) and each chapter README's scaling table (`<!-- aisp:scaling -->`)
+    from every chapter's committed expectations files."""
+    from core import front_page as page, scaling
     from core.discovery import chapters_root
 
-    readme = chapters_root() / "README.md"
+    root = chapters_root()
+    readme = root / "README.md"
     try:
         if check:
-            text, updated = page.rebuilt(readme, chapters_root())
-            current = updated == text
-            typer.echo(f"{readme}: {'up to date' if current else 'out of date: run bench front-page'}")
-            raise typer.Exit(0 if current else 1)
-        changed = page.write(readme, chapters_root())
+            text, updated = page.rebuilt(readme, root)
+            stale = [readme] if updated != text else []
+            for chapter in sorted(root.glob("ch[0-9][0-9]")):
+                pair = scaling.rebuilt(chapter, root)
+                stale += [chapter / "README.md"] if pair and pair[0] != pair[1] else []
+            for path in stale:
+                typer.echo(f"{path}: out of date: run bench front-page")
+            if not stale:
+                typer.echo(f"{readme} and the chapters' scaling tables: up to date")
+            raise typer.Exit(1 if stale else 0)
+        changed = [readme] if page.write(readme, root) else []
+        changed += scaling.write_all(root)
     except (OSError, ValueError) as exc:
         _usage_error(f"{readme}: {exc}")
-    typer.echo(f"{'wrote' if changed else 'unchanged:'} {readme}")
+    for path in changed:
+        typer.echo(f"wrote {path}")
+    if not changed:
+        typer.echo(f"unchanged: {readme} and the chapters' scaling tables")
 
 
 @bench_app.command("compare")

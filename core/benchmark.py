@@ -129,8 +129,18 @@ class Requirements:
     # gpus > 1 and scales: `gpus` is the least; the technique scales with the GPU count
     # (collectives, DDP, FSDP, tensor/pipeline/context/expert parallelism), so the pair runs
     # as one rank per GPU present (`bench run --gpus N`: N ranks) and is stored by the count
-    # (`4x_h100`). Without it the pair is about exactly `gpus` GPUs (a P2P copy).
-    scales: bool = False
+    # (`4x_h100`). Without it the pair is about exactly `gpus` GPUs (a P2P copy). The value
+    # says how its work grows with the GPUs, which sets what scaling efficiency means in the
+    # chapter README's scaling table (core.scaling): "weak", the work per GPU is fixed (ideal:
+    # the same time per step at every count), or "strong", the whole problem is fixed (ideal:
+    # time × GPUs constant).
+    scales: str = ""
+
+    def __post_init__(self) -> None:
+        if self.scales not in ("", "weak", "strong"):
+            raise ValueError(f"Requirements(scales={self.scales!r}): say how the work grows with "
+                             f"the GPU count, scales=\"weak\" (fixed work per GPU) or "
+                             f"scales=\"strong\" (a fixed problem split over the GPUs)")
 
 
 @dataclass

@@ -90,20 +90,25 @@ _ONLY_ON = re.compile(r'^\s+only_on\s*=\s*"([^"]+)"', re.M)
 _IMPORT = re.compile(r"^from (ch\d\d)\.(\w+) import", re.M)
 
 
-def only_on(path: Path, root: Path, depth: int = 3) -> str:
-    """The `only_on` a variant file declares, or a chapter module it imports from declares
-    (read from the source: the front page imports no pair code); "" where none does."""
+def source_declaration(path: Path, root: Path, pattern: re.Pattern, depth: int = 3) -> str:
+    """`pattern`'s first group in a variant file, or in a chapter module it imports from
+    (read from the source: the generated tables import no pair code); "" where none has it."""
     try:
         text = path.read_text()
     except OSError:
         return ""
-    found = _ONLY_ON.search(text)
+    found = pattern.search(text)
     if found or depth == 0:
         return found.group(1) if found else ""
     for chapter, module in _IMPORT.findall(text):
-        if declared := only_on(root / chapter / f"{module}.py", root, depth - 1):
+        if declared := source_declaration(root / chapter / f"{module}.py", root, pattern, depth - 1):
             return declared
     return ""
+
+
+def only_on(path: Path, root: Path) -> str:
+    """The `only_on` a variant file declares, or a chapter module it imports from declares."""
+    return source_declaration(path, root, _ONLY_ON)
 
 
 def skip_rows(root: Path, stored: list[Row], keys: list[str]) -> list[Row]:

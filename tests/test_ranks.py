@@ -423,7 +423,7 @@ def test_ranks_start_afresh_when_a_forked_rank_could_not_use_the_gpu(make_chapte
 
 
 SCALING_COMMON = COMMON.replace("requires = Requirements(gpus=2)",
-                                "requires = Requirements(gpus=2, scales=True)")
+                                "requires = Requirements(gpus=2, scales="weak")")
 
 
 def test_a_pair_that_scales_runs_on_the_gpus_asked_for_and_is_stored_by_the_count(

@@ -2,7 +2,7 @@
 
 Apart from tests/test_real_pairs.py (whose helpers it uses) so that the test runner can put
 this one long run on a worker of its own (pytest-xdist --dist loadfile). Pairs that scale
-with the GPU count (`Requirements(scales=True)`) run there at their minimum, 2 ranks; those
+with the GPU count (`Requirements(scales="weak")` or `"strong"`) run there at their minimum, 2 ranks; those
 whose code splits work by the world size also run at 4 (`bench run --gpus 4`), and those
 whose sizes must divide by it at 8, the most GPUs of one node.
 """
@@ -46,9 +46,9 @@ MULTI_GPU = [(p.id, _requires(p.baseline)) for c in CHAPTERS for p in c.pairs
 def test_multi_gpu_pairs_scale_unless_about_a_fixed_count(pair, requires):
     """A multi-GPU pair whose technique scales with the GPU count runs on every GPU present
     (`scales`); only the pairs about exactly their count stay fixed."""
-    assert requires.scales == (pair not in FIXED_COUNT and not requires.one_process), (
-        f"{pair}: scales={requires.scales}; a scaling technique declares "
-        f"Requirements(gpus=2, scales=True), a fixed one is listed in FIXED_COUNT")
+    assert bool(requires.scales) == (pair not in FIXED_COUNT and not requires.one_process), (
+        f"{pair}: scales={requires.scales!r}; a scaling technique declares "
+        f"Requirements(gpus=2, scales=\"weak\") or \"strong\", a fixed one is listed in FIXED_COUNT")
 
 
 @pytest.fixture(scope="module")
