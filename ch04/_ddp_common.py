@@ -1,10 +1,13 @@
 """Shared by `ddp_overlap` and `gradient_compression`: one data-parallel training step.
 
 A stack of MLP blocks (d 2048, hidden 8192, 6 blocks: 201M parameters, 805 MB of fp32
-gradients) trains on 1024 tokens per rank with bf16 autocast and fused AdamW. The gradient
-all-reduce takes 2.5 ms on two NVLink-connected H200s (805 MB at the measured 323 GB/s bus
-bandwidth). At 2048 tokens per rank that was 22% of an 11.3 ms step; at 1024 it is about a
-third, the regime where how the all-reduce is scheduled matters.
+gradients) trains on 2048 tokens per rank with bf16 autocast and fused AdamW. The gradient
+all-reduce takes 2.5 ms on two NVLink-connected H200s (805 MB at the measured ~320 GB/s bus
+bandwidth), 22% of the baseline's 11.3 ms step. The size comes from `ch04/sweep_ddp_overlap.py`
+on 2xH200 (README): below 2048 tokens per rank the step is host-bound (issuing one step costs
+the host 6-7 ms at any size, and DDP's hooks add 1-2 ms), so overlapping the all-reduce with
+backward cannot show; at 2048 the GPU is the bound and DDP gains 1.09-1.10x of a perfect
+overlap's 1.29x; at 4096 the all-reduce is 17% of the step and the gain 1.04x.
 
 make_inputs(seed) builds the *global* batch (every rank's shard) so that reference() can
 check the distributed step against one GPU doing the whole batch. run() trains on this rank's
@@ -12,7 +15,7 @@ shard and returns the averaged gradients of the first and last block in RMS unit
 RMS values (identical on every rank); the pair is `stateful` (the weights move), so each verification starts from setup().
 
 The pairs built on this step (`ddp_overlap`, `dataparallel`, `gradient_compression`) run on
-every GPU present (`bench run --gpus N` for fewer) and scale weakly: 1024 tokens per rank,
+every GPU present (`bench run --gpus N` for fewer) and scale weakly: 2048 tokens per rank,
 so the global batch and the tokens/s grow with the GPU count while each rank's compute stays
 the same, and the gradient all-reduce moves 2(n-1)/n of the 805 MB per rank.
 """
@@ -35,7 +38,7 @@ class Config:
     tokens: int  # per rank
 
 
-CUDA_CONFIG = Config(d_model=2048, hidden=8192, blocks=6, tokens=1024)
+CUDA_CONFIG = Config(d_model=2048, hidden=8192, blocks=6, tokens=2048)
 CPU_CONFIG = Config(d_model=32, hidden=64, blocks=2, tokens=16)  # the gloo tests on a CPU
 LR = 1e-4
 
@@ -62,10 +65,12 @@ class DataParallelStep(Benchmark):
     stateful = True
     requires = Requirements(gpus=2, scales="weak")
     # In RMS units (observed()): sides that sum the same bf16 gradients in other orders or
-    # buckets agree within ~2% of the RMS; 5% leaves headroom, a missing all-reduce (each
-    # rank's own gradient) is off by ~100%. The fp32 reference differs from the bf16 sides
-    # by up to 2.3% of the RMS (CPU sizes, 3 seeds).
-    tolerance = Tolerance(rtol=2e-2, atol=5e-2)
+    # buckets agree within ~2% of the RMS on the CPU sizes' few thousand values; over the GPU
+    # sizes' 16.7M values per gradient the tail goes further (on 4xH200 one value in 16.7M of
+    # a DataParallel step was beyond 5%), so 10%. A missing all-reduce (each rank's own
+    # gradient) is off by ~100% of the RMS on most values. The fp32 reference differs from
+    # the bf16 sides by up to 2.3% of the RMS (CPU sizes, 3 seeds).
+    tolerance = Tolerance(rtol=2e-2, atol=1e-1)
     reference_tolerance = Tolerance(rtol=2e-2, atol=6e-2)
 
     @property
@@ -108,14 +113,17 @@ class DataParallelStep(Benchmark):
         return self.observed()
 
     def observed(self, model: nn.Module | None = None) -> tuple[torch.Tensor, ...]:
-        """The first and last block's weight gradients, each divided by its RMS, and the two
-        RMS values. Gradients of a few hundred bf16 products differ between summation orders
-        by ~2% of their RMS (measured on the CPU sizes), so they are compared in RMS units;
-        the RMS values themselves catch a scale error (a sum over ranks instead of a mean)."""
+        """The first and last block's weight gradients, each divided by its RMS, and the
+        log2 of the two RMS values. Gradients of a few hundred bf16 products differ between
+        summation orders by ~2% of their RMS (measured on the CPU sizes), so they are compared
+        in RMS units. The RMS values catch a scale error (a sum over ranks instead of a mean),
+        as log2 so that the tolerance sees it at any size: the RMS itself is ~0.02 at the GPU
+        sizes, where doubling it stays inside an absolute tolerance, while its log2 moves by
+        log2(world) ≥ 1."""
         model = model or self.model
         grads = [model.blocks[0][1].weight.grad, model.blocks[-1][3].weight.grad]
         rms = [g.pow(2).mean().sqrt() for g in grads]
-        return grads[0] / rms[0], grads[1] / rms[1], torch.stack(rms)
+        return grads[0] / rms[0], grads[1] / rms[1], torch.stack(rms).log2()
 
     def reference(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, ...]:
         """One device, the whole global batch, the same start weights, fp32 without

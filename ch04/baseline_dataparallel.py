@@ -9,7 +9,7 @@ grow with the GPU count, while DDP's per-rank work does not (weak scaling, _ddp_
 
 The harness runs every pair as one process per GPU; here rank 0 does the whole step on all
 GPUs and the other ranks wait (their run() returns nothing, `rank0_output`), so the timed
-step is rank 0's. The same global batch of world × 1024 tokens as the DDP side, split the
+step is rank 0's. The same global batch of world × 2048 tokens as the DDP side, split the
 same way.
 """
 import torch.distributed as dist

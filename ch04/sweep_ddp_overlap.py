@@ -182,7 +182,7 @@ def profile_host(cfg: Config, ctx: BenchContext, ranks: Ranks) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", default="256,512,1024,2048,4096",
-                        help="tokens per rank, comma-separated (the pair runs 1024; CPU: 16)")
+                        help="tokens per rank, comma-separated (the pair runs 2048; CPU: 16)")
     parser.add_argument("--steps", type=int, default=20, help="steps per timed window")
     parser.add_argument("--windows", type=int, default=5, help="timed windows per side (median)")
     parser.add_argument("--cpu", action="store_true", help="gloo ranks on the CPU at the CPU config")

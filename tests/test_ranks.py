@@ -423,7 +423,7 @@ def test_ranks_start_afresh_when_a_forked_rank_could_not_use_the_gpu(make_chapte
 
 
 SCALING_COMMON = COMMON.replace("requires = Requirements(gpus=2)",
-                                "requires = Requirements(gpus=2, scales="weak")")
+                                'requires = Requirements(gpus=2, scales="weak")')
 
 
 def test_a_pair_that_scales_runs_on_the_gpus_asked_for_and_is_stored_by_the_count(
@@ -450,3 +450,32 @@ def test_a_pair_that_scales_runs_on_the_gpus_asked_for_and_is_stored_by_the_coun
     assert run(3, fixed, store=False).pairs[0].ranks == 2  # a fixed count is not scaled
     cut = run(1, chapter, store=False)
     assert cut.rows[0].status == "skipped" and "--gpus 1 was given" in cut.rows[0].reason
+
+
+DDP_SUM_NOT_MEAN = '''
+import torch.distributed as dist
+
+from ch04.baseline_ddp_overlap import AllReduceAfterBackward
+
+
+class SumNotMean(AllReduceAfterBackward):
+    def average(self):
+        dist.all_reduce(self.flat)  # forgot to divide by the world size: every step twice as long
+
+
+get_benchmark = SumNotMean
+'''
+
+
+def test_a_gradient_summed_instead_of_averaged_fails_the_real_ddp_pair(make_chapter, tmp_path):
+    """ch04's data-parallel step, planted: the gradients' shape is right and only their scale
+    is off (x world), which the log2 RMS output catches at any size."""
+    chapter = make_chapter("ch97", {
+        "baseline_ddp.py": "from ch04.baseline_ddp_overlap import AllReduceAfterBackward as get_benchmark\n",
+        "optimized_ddp.py": "from ch04.baseline_ddp_overlap import AllReduceAfterBackward as get_benchmark\n",
+        "optimized_ddp_sum.py": DDP_SUM_NOT_MEAN})
+    options = RunOptions(iterations=4, warmup=1, timeout_s=180, output_dir=tmp_path / "runs")
+    rows = {ex.name: ex for ex in run_suite(select(["ch97"], root=chapter.parent), options).rows}
+    assert rows["ddp"].status == "ok", rows["ddp"].reason
+    assert rows["ddp_sum"].status == "failed" and "verification failed" in rows["ddp_sum"].reason, \
+        rows["ddp_sum"].reason
