@@ -76,8 +76,13 @@ class DataParallelStep(Benchmark):
         raise NotImplementedError
 
     def setup(self, ctx: BenchContext) -> None:
-        torch.manual_seed(ctx.seed)  # built on the CPU: the same weights on every rank
-        model = Mlp(self.cfg).to(ctx.device)
+        # Built on the device, seeded: the same weights on every rank (torch.manual_seed seeds
+        # every device's generator). On the CPU, 1.07B parameters drawn with one thread per
+        # rank (OMP_NUM_THREADS=1) took so long, with each verification's fresh setup(), that
+        # the pair passed a 100 s timeout on 4xH200 before its first step.
+        torch.manual_seed(ctx.seed)
+        with torch.device(ctx.device):
+            model = Mlp(self.cfg)
         self.model = self.wrap(model)
         self.watched = [model.blocks[0][1].weight, model.blocks[-1][3].weight]
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=LR, fused=True)
