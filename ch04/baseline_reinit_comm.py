@@ -7,6 +7,9 @@ from ch04._collective_common import AllReduceSum
 
 class CommunicatorPerStep(AllReduceSum):
     teaching = True  # the book's anti-pattern
+    cpu_bound = ("building an NCCL communicator is host work (a TCP rendezvous through the "
+                 "store, topology search, buffer setup): ~0.7 s a step on 2xH200, whose spread "
+                 "(±10% over the 4 s time cap) is the host's")
     elements = 1 << 20  # 4 MiB of fp32
 
     def run(self, messages):
