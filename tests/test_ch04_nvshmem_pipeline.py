@@ -23,6 +23,7 @@ import torch.multiprocessing as mp
 from ch04._nvshmem_pipeline_common import CPU_CONFIG, PipelineForward
 from ch04.baseline_nvshmem_pipeline import SendRecvPipeline
 from ch04.optimized_nvshmem_pipeline import PutSignalPipeline, symmetric_memory
+from ch04.optimized_nvshmem_pipeline_store import StoreIntoNextStage
 from core.benchmark import BenchContext, Requirements
 from core.pairfile import unmet_requirement
 from core.verify import compare
@@ -118,7 +119,8 @@ class FakeHandle:
         self.log.append(("wait", src_rank, channel))
 
 
-def _stages(world: int, monkeypatch) -> tuple[list[PutSignalPipeline], list[list], list[list]]:
+def _stages(world: int, monkeypatch, cls: type = PutSignalPipeline
+            ) -> tuple[list[PutSignalPipeline], list[list], list[list]]:
     """`world` optimized stages on the CPU wired by FakeHandles: the stages, each one's setup
     log and the log of its first run() (on the same inputs, in chain order)."""
     cfg = CPU_CONFIG
@@ -128,7 +130,7 @@ def _stages(world: int, monkeypatch) -> tuple[list[PutSignalPipeline], list[list
     stages, setup_logs = [], []
     for rank in range(world):
         monkeypatch.setattr(dist, "get_rank", lambda rank=rank: rank)
-        bench = PutSignalPipeline()
+        bench = cls()
         bench.ctx = BenchContext(seed=SEED, device="cpu")
         PipelineForward.setup(bench, bench.ctx)  # weights and neighbours; no symmetric memory
         log: list = []
@@ -139,9 +141,13 @@ def _stages(world: int, monkeypatch) -> tuple[list[PutSignalPipeline], list[list
     return stages, setup_logs, [s.handle.log for s in stages]
 
 
+SIDES = [PutSignalPipeline, StoreIntoNextStage]  # a copy into the next slot; the block storing there
+
+
+@pytest.mark.parametrize("cls", SIDES)
 @pytest.mark.parametrize("world", [2, 3, 4])
-def test_puts_land_in_the_next_stages_slots_and_give_the_reference(world, monkeypatch):
-    stages, _, _ = _stages(world, monkeypatch)
+def test_puts_land_in_the_next_stages_slots_and_give_the_reference(world, cls, monkeypatch):
+    stages, _, _ = _stages(world, monkeypatch, cls)
     x = stages[0].make_inputs(INPUT_SEED)
     for rank, bench in enumerate(stages):  # in chain order: each stage's slots are filled
         monkeypatch.setattr(dist, "get_rank", lambda rank=rank: rank)
@@ -199,9 +205,10 @@ def _replay(world: int, setup_logs: list[list], call_logs: list[list], calls: in
     return flags
 
 
+@pytest.mark.parametrize("cls", SIDES)
 @pytest.mark.parametrize("world", [2, 3, 4])
-def test_signals_never_deadlock_race_or_leak_across_calls(world, monkeypatch):
-    stages, setup_logs, _ = _stages(world, monkeypatch)
+def test_signals_never_deadlock_race_or_leak_across_calls(world, cls, monkeypatch):
+    stages, setup_logs, _ = _stages(world, monkeypatch, cls)
     x = stages[0].make_inputs(INPUT_SEED)
     call_logs = []
     for rank, bench in enumerate(stages):
