@@ -21,6 +21,9 @@ TIMEOUT_S = 1800
 
 
 class WholeModelCompile(RegionalBench):
+    slow_because = ("the gate needs two or three cold starts per side, each a fresh process "
+                    "compiling 24 blocks from empty caches (~29 s whole-model, ~18 s regional "
+                    "on an H100); fewer blocks would shrink the cost the pair is about")
     def compile(self, model: torch.nn.Module) -> torch.nn.Module:
         return torch.compile(model)
 

@@ -204,10 +204,16 @@ class Benchmark:
     # A pair whose time is host CPU work (decoding, tokenizing, Python scheduling), not the
     # GPU's: say which work. Its speedup depends on the host's CPU and on what else runs there
     # (a cloud VM's cores vary ±15% call to call), not only on the GPU model the expectation
-    # is keyed by, so it is gated with core.expectations.CPU_BOUND_TOLERANCE instead of the
+    # is keyed by, so it is gated with core.gate.CPU_BOUND_TOLERANCE instead of the
     # default, and the table marks it `cpu-bound`. The host's CPU model and cores are in the
     # stored entry's provenance.
     cpu_bound: str = ""
+    # A pair whose run (verification, checks and timing of every side) takes longer than
+    # core.report.PAIR_BUDGET_S on the GPU it is stored for: say why it cannot be
+    # smaller and still show its lesson (cold compiles, goodput replays in real time). Each
+    # stored entry records its pair's seconds (`pair_s`); a run notes an undeclared one as
+    # SLOW, and a test fails on a committed entry over the budget without this declaration.
+    slow_because: str = ""
     # A pair that simulates (a fleet of replicas, a placement over links) on costs measured
     # on the device, instead of doing the work: say what it simulates and from what. The
     # report tags it `simulated` and says so beside its numbers. With the goodput goal it

@@ -173,6 +173,7 @@ class PairSession(Checks):
         if GUARD:  # from here, nothing a variant imports may change the baseline or its modules
             GUARD.watch_pair(self.baseline)
         self.result.teaching = bool(option(self.baseline, "teaching", False))
+        self.result.slow_because = str(option(self.baseline, "slow_because", "") or "")
         self.answers_here = not (option(self.baseline, "rank0_output", False) and self.ranks.rank)
         why = unmet_requirement(self.baseline, self.device, self.spec.gpus)
         if why:

@@ -321,6 +321,7 @@ class PairResult:
     clocks_end: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
     profile: dict[str, Any] | None = None  # core.profiling's report, as written there
+    slow_because: str = ""  # the baseline's declaration (core.benchmark): why it may run long
 
     def fail_all(self, reason: str, status: Status = "failed") -> PairResult:
         self.status, self.reason = status, reason
@@ -340,6 +341,8 @@ class PairResult:
                "integrity": self.integrity.to_dict(),
                "clocks_start": self.clocks_start, "clocks_end": self.clocks_end,
                "duration_s": self.duration_s}
+        if self.slow_because:
+            out["slow_because"] = self.slow_because
         if self.profile is not None:
             out["profile"] = self.profile
         return out
@@ -357,7 +360,8 @@ class PairResult:
             examples=[ExampleResult.from_dict(e, baseline) for e in data.get("examples", [])],
             integrity=IntegrityReport.from_dict(data.get("integrity", {})),
             clocks_start=data.get("clocks_start", {}), clocks_end=data.get("clocks_end", {}),
-            duration_s=data.get("duration_s", 0.0), profile=data.get("profile"))
+            duration_s=data.get("duration_s", 0.0), profile=data.get("profile"),
+            slow_because=data.get("slow_because", ""))
 
 
 @dataclass(frozen=True)

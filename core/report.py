@@ -86,6 +86,22 @@ _SLOWDOWN_REASONS = {0x4: "software power cap", 0x8: "hardware slowdown",
                      0x80: "power brake"}
 
 
+# What one pair may take in a full run (verification, checks and timing of every side), so
+# that the whole suite fits a developer's or CI's GPU time (issue: 15 minutes on one H100).
+PAIR_BUDGET_S = 20.0
+
+
+def slow_notes(record: RunRecord) -> list[str]:
+    """A full run's pairs over PAIR_BUDGET_S whose baseline does not say why (`slow_because`)."""
+    if record.options.get("mode", "full") != "full":
+        return []
+    return [f"SLOW {p.pair}: {p.duration_s:.0f} s, above the {PAIR_BUDGET_S:.0f} s a pair may "
+            f"take; shrink its regime while it still shows the lesson, or declare "
+            f"slow_because = \"why\" on its baseline"
+            for p in record.pairs
+            if p.status == "ok" and p.duration_s > PAIR_BUDGET_S and not p.slow_because]
+
+
 def throttle_notes(pairs: list[PairResult]) -> list[str]:
     lines = []
     for pair in pairs:
@@ -187,7 +203,7 @@ def render(record: RunRecord, fmt: str = "table") -> str:
             f"{v:.0f} {'GB/s' if k.endswith('gbps') else 'TFLOP/s'}" for k, v in ceilings.items()))
     parts.append("")
     parts.append(table(rows, "github" if fmt == "markdown" else "simple"))
-    extra = notes(rows) + throttle_notes(record.pairs)
+    extra = notes(rows) + throttle_notes(record.pairs) + slow_notes(record)
     if extra:
         parts += ["", *extra]
     if record.expectation_updates:
@@ -320,7 +336,7 @@ def summary_markdown(record: RunRecord, charts: list[str] | None = None) -> str:
                            headers=["ceiling", "value", "SM MHz at its end", "slowdowns"],
                            tablefmt="github", disable_numparse=True), ""]
     lines += ["## Results", "", table(rows, "github"), ""]
-    extra = notes(rows) + throttle_notes(record.pairs)
+    extra = notes(rows) + throttle_notes(record.pairs) + slow_notes(record)
     if extra:
         lines += ["## Failures and notes", "", *[f"- {line}" for line in extra], ""]
     profile = _profile_lines(record.pairs)

@@ -360,7 +360,7 @@ def annotate(result: PairResult, pair: Pair, ceilings: dict[str, float],
                                         ex.expectation.stored_speedup, ex.expectation.floor)
 
 
-def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[str, Any]:
+def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any], pair_s: float = 0.0) -> dict[str, Any]:
     keep = ("device", "compute_capability", "driver", "cuda_runtime", "torch", "nvcc", "git_commit",
             "sm_count", "memory_gib", "cpu", "cpu_cores")
     return {
@@ -373,6 +373,7 @@ def expectation_entry(ex: ExampleResult, fingerprint: dict[str, Any]) -> dict[st
         "baseline_ms": round(ex.baseline_ms, 6),
         "optimized_ms": round(ex.optimized_ms, 6),
         "samples": {"baseline": ex.baseline.stats.n, "optimized": ex.timing.stats.n},
+        "pair_s": round(pair_s, 1),  # the whole pair's run, every side (core.report.PAIR_BUDGET_S)
         "optimized_rates": {k: (round(v, 3) if isinstance(v, float) else v)
                             for k, v in ex.timing.rates.to_dict().items()},
         "provenance": {**{k: fingerprint.get(k) for k in keep},
@@ -616,7 +617,7 @@ def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Examp
                     f"optimized side, measure it where the technique pays, or declare "
                     f"negative_result = \"why\" (and say it in the README)")
             elif ex.measured:
-                entries[ex.name] = expectation_entry(ex, record.fingerprint)
+                entries[ex.name] = expectation_entry(ex, record.fingerprint, pair_result.duration_s)
     for (chapter_dir, file_key), entries in by_file.items():
         if entries:
             path = expect.path_for(chapter_dir, file_key)

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from core import atomic
+from core import REPO_ROOT, atomic
 from core import expectations as expect
 from core.expectations import ExpectationsError, load, path_for, update
 from core.gate import gate
@@ -231,3 +232,44 @@ def test_a_modelled_cost_is_keyed_by_its_model_not_the_gpu():
     assert pair_key("h100", result("simulated_cost", "")) == "h100"  # names no model: the GPU's
     assert pair_key("h100", result("goodput", "ep16_nvl450")) == "h100"  # measured step costs
     assert pair_key("h200", result("speed", "", ranks=2)) == "2x_h200"
+
+
+_SLOW_BECAUSE = re.compile(r'^\s+slow_because\s*=\s*\(?\s*["\']([^"\'])', re.M)  # a non-empty reason
+
+
+def over_budget(root: Path) -> list[str]:
+    """Stored entries under `root` whose `pair_s` (the pair's whole run on that GPU) is above
+    the per-pair budget while their baseline (or a module it imports) declares no
+    slow_because."""
+    from core.front_page import source_declaration
+    from core.report import PAIR_BUDGET_S
+    from core.scaling import pair_of
+
+    over = []
+    for path in sorted(root.glob("ch[0-9][0-9]/expectations_*.json")):
+        for variant, entry in json.loads(path.read_text()).get("examples", {}).items():
+            if entry.get("pair_s", 0) <= PAIR_BUDGET_S:
+                continue
+            baseline = path.parent / f"baseline_{pair_of(path.parent, variant)}.py"
+            if not source_declaration(baseline, root, _SLOW_BECAUSE):
+                over.append(f"{path.parent.name}/{path.name} {variant}: {entry['pair_s']} s")
+    return over
+
+
+def test_a_stored_pair_over_the_budget_needs_a_reason_on_its_baseline(tmp_path):
+    chapter = tmp_path / "ch90"
+    chapter.mkdir()
+    (chapter / "_common.py").write_text('class B:\n    slow_because = ("cold compiles "\n        "per side")\n')
+    (chapter / "baseline_said.py").write_text("from ch90._common import B\n")
+    (chapter / "baseline_silent.py").write_text('class B:\n    slow_because = ""\n')
+    (chapter / "expectations_h100.json").write_text(json.dumps({"examples": {
+        "said": {"pair_s": 113.0}, "silent": {"pair_s": 271.0}, "silent_v2": {"pair_s": 30.0},
+        "quick": {"pair_s": 12.0}, "old": {}}}))
+    assert over_budget(tmp_path) == ["ch90/expectations_h100.json silent: 271.0 s",
+                                     "ch90/expectations_h100.json silent_v2: 30.0 s"]
+
+
+def test_every_stored_pair_fits_the_budget_or_its_baseline_says_why():
+    """The suite's 15 minutes are the sum of these."""
+    over = over_budget(REPO_ROOT)
+    assert not over, "pairs over the budget without slow_because on their baseline: " + "; ".join(over)

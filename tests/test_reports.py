@@ -16,7 +16,7 @@ from core.compare import CompareRow, compare_runs, is_regression, load_run, verd
 from core.gate import GateResult
 from core.metrics import rates
 from core.record import ExampleResult, PairResult, RunRecord, SideResult, Verification
-from core.report import render, row, summary_markdown, throttle_notes, write_reports
+from core.report import PAIR_BUDGET_S, render, row, slow_notes, summary_markdown, throttle_notes, write_reports
 from core.stats import summarize
 
 CEILINGS = {"copy_gbps": 3000.0, "matmul_fp32_tflops": 51.0, "matmul_bf16_tflops": 790.0}
@@ -144,6 +144,22 @@ def test_throttle_notes_read_pair_clocks():
     idle = PairResult(pair="ch07:y", clocks_end={"throttle_reasons": 0x1})
     lines = throttle_notes([hot, idle, PairResult(pair="ch07:z")])
     assert len(lines) == 1 and "software thermal slowdown" in lines[0] and "1200 MHz" in lines[0]
+
+
+def test_a_pair_over_the_budget_is_noted_slow_unless_its_baseline_says_why(tmp_path):
+    record = make_record([make_example("fast", 2, 1), make_example("slow", 2, 1),
+                          make_example("why", 2, 1), make_example("broken", 2, 1, status="failed")],
+                         tmp_path, options={"mode": "full"})
+    for pair, seconds in zip(record.pairs, (PAIR_BUDGET_S - 1, 271, 113, 400)):
+        pair.duration_s = seconds
+    record.pairs[2].slow_because = "two cold compiles per side"
+    lines = slow_notes(record)
+    assert len(lines) == 1 and lines[0].startswith("SLOW ch07:slow: 271 s") and "slow_because" in lines[0]
+    assert lines[0] in render(record)
+    record.options["mode"] = "smoke"  # several pairs at a time, shrunk shapes: not the budget's
+    assert slow_notes(record) == []
+    again = PairResult.from_dict(record.pairs[2].to_dict())
+    assert again.slow_because == "two cold compiles per side"
 
 
 # --- compare --------------------------------------------------------------------------------
