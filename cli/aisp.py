@@ -168,6 +168,7 @@ HOW_TO_NAME_TARGETS = ("name what to run, e.g. `bench run ch07` or `bench run ch
 
 @bench_app.command("run")
 def run(
+    ctx: typer.Context,
     positional: Optional[List[str]] = typer.Argument(None, metavar="TARGETS",
                                                      show_default=False, help=TARGETS_HELP),
     targets: Optional[List[str]] = typer.Option(None, "--targets", "-t", show_default=False, help=(
@@ -244,8 +245,12 @@ def run(
     from core.runner import ResumeError, RunOptions, run_suite
 
     names = [*(targets or []), *(positional or [])]
-    if not names and resume is not None:  # `--resume DIR` alone: the targets that run chose
-        names = _resumed_targets(resume)
+    if not names and resume is not None:  # `--resume DIR` alone: that run's targets and options
+        names, then = _resumed_run(ctx, resume)
+        iterations, warmup = then.get("iterations", iterations), then.get("warmup", warmup)
+        seed, gpus = then.get("seed", seed), then.get("gpus", gpus)
+        update_expectations = then.get("update_expectations", update_expectations)
+        mode, profile = Mode(then.get("mode", mode)), Profile(then.get("profile", profile))
     if not names:
         _usage_error(f"no targets given: {HOW_TO_NAME_TARGETS}")
     unknown_options = [a for a in names if a.startswith("-")]
@@ -333,13 +338,19 @@ def run(
     raise typer.Exit(143 if code == 130 and terminated else code)
 
 
-def _resumed_targets(run_dir: Path) -> list[str]:
-    """The pairs the run in `run_dir` chose (its run.json), for `--resume DIR` alone."""
+def _resumed_run(ctx: typer.Context, run_dir: Path) -> tuple[list[str], dict]:
+    """For `--resume DIR` alone: the pairs the run in `run_dir` chose and, of the options it
+    recorded (its run.json, what --resume insists on), those not given now. Without them a
+    smoke run could not be resumed by `--resume DIR` alone (it was "now full")."""
     try:
-        return list(json.loads((run_dir / "run.json").read_text()).get("targets") or [])
+        chosen = json.loads((run_dir / "run.json").read_text())
+        targets = list(chosen.get("targets") or [])
     except (OSError, ValueError, AttributeError):
         _usage_error(f"--resume {run_dir}: no readable run.json there; pass the run directory of "
                      f"an earlier `bench run`, or name the targets too")
+    then = {name: value for name, value in chosen.items()
+            if name in ctx.params and ctx.get_parameter_source(name).name == "DEFAULT"}
+    return targets, then
 
 
 @contextmanager
@@ -871,6 +882,7 @@ def roofline(
 
     from core import plots
     from core.compare import load_run
+    from core.report import chart_context
     from core.roofline import roofline as place_all, table_rows
 
     try:
@@ -896,7 +908,7 @@ def roofline(
         typer.echo(f"  {example}: no point ({why})")
     path = out or (run_dir if run_dir.is_dir() else run_dir.parent) / "roofline.png"
     try:
-        chart = plots.roofline(record.rows, record.ceilings, path)
+        chart = plots.roofline(record.rows, record.ceilings, path, chart_context(record))
     except OSError as exc:
         typer.echo(f"chart not written: {exc}; choose another place with --out", err=True)
         raise typer.Exit(1)
@@ -1053,16 +1065,14 @@ def chapter_main(compare_file: str, argv: list[str] | None = None) -> None:
 def _compare_help(chapter_dir: Path) -> str:
     """`python chNN/compare.py --help`: its own usage and names, then `bench run`'s options
     (all but the targets, which compare.py fixes to the chapter)."""
-    from cli._click import click
-
     from core.discovery import discover_chapter
 
     chapter = discover_chapter(chapter_dir)
     names = [name for pair in chapter.pairs
              for name in (pair.stem, *(e.name for e in pair.examples if e.name != pair.stem))]
     command = typer.main.get_command(app).commands["bench"].commands["run"]  # type: ignore[attr-defined]
-    ctx = click.Context(command, info_name="bench run")
-    formatter = click.HelpFormatter(width=88)
+    ctx = typer.Context(command, info_name="bench run", terminal_width=88)
+    formatter = ctx.make_formatter()
     formatter.write_usage(f"python {chapter.name}/compare.py", "[--examples NAME[,NAME...]] [OPTIONS]")
     formatter.write_paragraph()
     formatter.write_text(f"Run every pair of {chapter.name} through the harness: verify, time and "

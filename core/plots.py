@@ -1,6 +1,7 @@
 """Charts of a run: speedups with their intervals, and each pair against the ceilings."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib
@@ -51,6 +52,19 @@ _KINDS = {"faster": ("tab:green", "faster"), "slower": ("tab:orange", "slower, u
           "negative": ("tab:blue", "declared negative result"), "teaching": ("tab:gray", "teaching")}
 
 
+def _speedup_ticks(limit: float) -> list[float]:
+    """The labelled ticks of the axis [1/limit, limit]: 1x and powers of ten (every second
+    or third one past three decades each side), with 2x and 5x steps while it spans less
+    than two decades each side: few enough that no two labels touch (an 8900x teaching bar
+    gave 25 ticks, `0.0001x0.0002x...`)."""
+    top = int(math.log10(limit))  # whole decades each side of 1x
+    step = max(1, math.ceil(top / 3))
+    ticks = [10.0 ** k for k in range(-top, top + 1) if k % step == 0]
+    if top <= 1:
+        ticks += [m * p for m in (2, 5) for p in (0.01, 0.1, 1, 10)]
+    return sorted(t for t in ticks if 1 / limit <= t <= limit)
+
+
 def speedups(rows: list[ExampleResult], path: Path, context: str = "") -> Path | None:
     """Horizontal bars of each example's speedup with its 95% interval, on a log scale centred
     on 1x (bars grow from 1x, right when faster, left when slower). `context`: the device, the
@@ -80,10 +94,12 @@ def speedups(rows: list[ExampleResult], path: Path, context: str = "") -> Path |
     ax.set_xscale("log")
     low = min([1.0, *(c - e for c, e in zip(values, lo))])
     high = max([1.0, *(c + e for c, e in zip(values, hi))])
-    span = max(high, 1 / low) * 1.6  # symmetric about 1x, room for the value labels
-    ax.set_xlim(1 / span, span)
-    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
-    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())  # no labels to collide
+    # symmetric about 1x, and wide enough that the value labels past the farthest interval
+    # (about half an inch) stay inside the axes, however many decades it spans
+    limit = 10 ** (math.log10(max(high, 1 / low)) / 0.7 + 0.15)
+    ax.set_xlim(1 / limit, limit)
+    ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(_speedup_ticks(limit)))
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
     ax.set_xlabel("speedup (baseline median / optimized median), log scale; "
                   "black tick: stored expectation; hatched: too few samples (noisy)")
@@ -153,13 +169,16 @@ def roofline(rows: list[ExampleResult], ceilings: dict[str, float], path: Path,
         base = [base_rates.gbps for _, _, base_rates, _ in byte_rows]
         opt = [opt_rates.gbps for _, _, _, opt_rates in byte_rows]
         ys = range(len(byte_rows))
+        # filled and open, as the points on the left: green and grey were one shade in greyscale
         done = right.barh([y + 0.2 for y in ys], opt, height=0.4, label="optimized", color="tab:green")
-        first = right.barh([y - 0.2 for y in ys], base, height=0.4, label="baseline", color="tab:gray")
+        first = right.barh([y - 0.2 for y in ys], base, height=0.4, label="baseline", color="white",
+                           edgecolor="black", linewidth=0.8)
         for bars in (done, first):
             right.bar_label(bars, labels=[f"{b.get_width():.0f}" for b in bars], padding=2, fontsize=6)
         right.set_yticks(list(ys), labels, fontsize=8 if len(byte_rows) <= 40 else 6)
         right.axvline(bandwidth, color="black", linestyle="--", label="copy ceiling")
         right.set_xlabel("GB/s (bytes read + written)")
+        right.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(5))  # 6-digit labels: few
         right.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=3,
                      frameon=False)
     else:

@@ -570,3 +570,95 @@ def test_a_host_paced_result_stored_on_another_host_says_so():
     assert other_host(gpu_paced, entry, here) == ""
     assert other_host(ex, {"speedup": 2.0}, here) == ""  # stored before hosts were recorded
     assert ExampleResult.from_dict(ex.to_dict()).other_host == ex.other_host
+
+
+def _drawn(monkeypatch, draw) -> "matplotlib.figure.Figure":
+    """The figure `draw()` saved (core.plots closes it; kept open here to measure)."""
+    from core import plots
+
+    kept = []
+    monkeypatch.setattr(plots.plt, "close", kept.append)
+    draw()
+    return kept[0]
+
+
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+@pytest.mark.parametrize("ratios", [(0.95, 1.1, 3.0), (0.34, 16.3), (0.05, 20.0), (0.52, 8913.0),
+                                    (1e-4, 1e5), tuple(0.3 + i / 8 for i in range(40))],
+                         ids=["3 rows", "cpu smoke", "20x", "teaching 8913x", "9 decades", "40 rows"])
+def test_speedup_chart_labels_never_collide(tmp_path, monkeypatch, ratios):
+    """The x ticks read `20x30x50x` with three rows, and `0.0001x0.0002x...` beside the 8913x
+    of ch06:add; the legend covered the x label."""
+    from core import plots
+
+    rows = [make_example(f"continuous_batching_multigpu_round_robin_{i}", 1.0, 1 / r, seed=i)
+            for i, r in enumerate(ratios)]
+    rows[0].noisy, rows[-1].negative_result = "only 3 samples", "slower by design"
+    fig = _drawn(monkeypatch, lambda: plots.speedups(rows, tmp_path / "s.png", "H100 · commit abc"))
+    ax, renderer = fig.axes[0], fig.canvas.get_renderer()
+    lo, hi = ax.get_xlim()
+    ticks = [t for t in ax.get_xticklabels() if lo <= t.get_position()[0] <= hi]
+    assert "1x" in [t.get_text() for t in ticks]
+    boxes = [t.get_window_extent(renderer) for t in ticks]
+    assert not any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]), \
+        [t.get_text() for t in ticks]
+    names = [t.get_window_extent(renderer) for t in ax.get_yticklabels()]
+    assert not any(_overlap(a, b) for a, b in zip(names, names[1:]))
+    frame = ax.get_window_extent(renderer)
+    for value in ax.texts:  # each bar's value, past its interval: inside the axes
+        box = value.get_window_extent(renderer)
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1, value.get_text()
+    legend = ax.get_legend().get_window_extent(renderer)
+    for other in (frame, ax.xaxis.label.get_window_extent(renderer), ax.title.get_window_extent(renderer)):
+        assert not _overlap(legend, other)
+
+
+def test_roofline_reads_in_greyscale(tmp_path, monkeypatch):
+    """Roofs in black told apart by their dashes (ten cycling colours clashed with them);
+    each pair's point a colour and a marker no other pair has; the memory-only bars filled
+    (optimized) and open (baseline), as the points are: green and grey were one grey."""
+    from matplotlib.colors import to_rgb
+
+    from core import plots
+
+    gemms = [make_example(f"gemm{i}", 10.0, 5.0, flops=1e11 * (i + 1), bytes_=1e9, seed=i)
+             for i in range(14)]
+    long = "continuous_batching_multigpu_round_robin"  # the longest id: the narrowest axes
+    copies = [make_example(f"{long}_copy", 1.0, 0.5), make_example(f"{long}_gather", 1.0, 0.8),
+              make_example(f"{long}_in_l2", 1.0, 0.0057)]  # 175000 GB/s: 6-digit tick labels
+    fig = _drawn(monkeypatch, lambda: plots.roofline(gemms + copies, CEILINGS, tmp_path / "r.png",
+                                                     "H100 · commit abc"))
+    left, right = fig.axes
+    assert "H100 · commit abc" in left.get_title()
+    roofs = [line for line in left.get_lines() if "roof" in line.get_label()]
+    assert len(roofs) == 2 and all(to_rgb(r.get_color()) == (0, 0, 0) for r in roofs)
+    assert len({r.get_linestyle() for r in roofs}) == 2
+    points = [(tuple(to_rgb(c.get_facecolor()[0][:3])), c.get_paths()[0].vertices.tobytes())
+              for c in left.collections if c.get_label().startswith("ch07:")]
+    assert len(points) == 14 and len(set(points)) == 14
+
+    def grey(patch) -> float:
+        r, g, b = to_rgb(patch.get_facecolor())
+        return 0.299 * r + 0.587 * g + 0.114 * b
+
+    optimized, baseline = (c for c in right.containers)
+    assert all(abs(grey(o) - grey(b)) > 0.3 for o, b in zip(optimized, baseline))
+    renderer = fig.canvas.get_renderer()
+    lo, hi = right.get_xlim()
+    ticks = [t.get_window_extent(renderer) for t in right.get_xticklabels()
+             if lo <= t.get_position()[0] <= hi]
+    assert not any(_overlap(a, b) for a, b in zip(ticks, ticks[1:]))  # read 100000125000...
+
+
+def test_tools_roofline_titles_its_chart_with_the_device_and_commit(tmp_path, monkeypatch):
+    from core import plots
+
+    record = make_record([make_example("gemm", 10.0, 5.0, flops=1e11, bytes_=1e9)], tmp_path)
+    record.fingerprint["git_commit"] = "abc1234"
+    (tmp_path / "results.json").write_text(json.dumps(record.to_dict()))
+    fig = _drawn(monkeypatch, lambda: CliRunner().invoke(app, ["tools", "roofline", str(tmp_path)],
+                                                         catch_exceptions=False))
+    assert "NVIDIA H100 80GB HBM3 · commit abc1234" in fig.axes[0].get_title()  # it had neither
