@@ -181,9 +181,9 @@ def roofline(rows: list[ExampleResult], ceilings: dict[str, float], path: Path,
         right.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(5))  # 6-digit labels: few
         right.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=3,
                      frameon=False)
+        right.set_title("Memory-only pairs")
     else:
-        right.axis("off")
-    right.set_title("Memory-only pairs")
+        right.axis("off")  # no title over an empty panel
     fig.tight_layout()
     fig.savefig(path, dpi=120, bbox_inches="tight")  # the legend sits below the axes
     plt.close(fig)

@@ -662,3 +662,12 @@ def test_tools_roofline_titles_its_chart_with_the_device_and_commit(tmp_path, mo
     fig = _drawn(monkeypatch, lambda: CliRunner().invoke(app, ["tools", "roofline", str(tmp_path)],
                                                          catch_exceptions=False))
     assert "NVIDIA H100 80GB HBM3 · commit abc1234" in fig.axes[0].get_title()  # it had neither
+
+
+def test_a_run_without_memory_only_pairs_leaves_that_panel_blank(tmp_path, monkeypatch):
+    """A title over an empty panel read as if its pairs were missing (ch04 on 4xH200)."""
+    from core import plots
+
+    gemm = make_example("gemm", 10.0, 5.0, flops=1e11, bytes_=1e9)
+    fig = _drawn(monkeypatch, lambda: plots.roofline([gemm], CEILINGS, tmp_path / "r.png"))
+    assert fig.axes[1].get_title() == "" and not fig.axes[1].axison
