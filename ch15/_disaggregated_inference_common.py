@@ -36,6 +36,23 @@ GPU 1 while the thread reads group A's tokens. The host thread is shared by both
 sides alike (a deployment would run a process per GPU), so the pair measures the GPU-side
 interference only: a prefill delays the baseline's decode by the part of its GPU time that
 the launches queued after it do not already cover.
+
+Trace and SLO (GPU). 64 requests, Poisson 10/s (~6.5 s of arrivals), prompts 512-2048
+tokens, outputs 32-256: prefill-heavy, ~70% of the baseline's measured throughput. SLO:
+TTFT ≤ 1 s, TPOT ≤ 18 ms. One thread drives both GPUs, so this engine decodes a request
+every ~13 ms when no prompt gets in the way (the optimized side's TPOT p50 was 12.7 ms on
+2 H200s); a team streaming from it would promise a rate (≥ 55 tokens/s, 18 ms a token) with
+~40% headroom over that interval: jitter does not use it up, a decode step stuck behind
+prompts does. The TTFT target is an interactive product's usual bound; a 2048-token prompt
+prefills in milliseconds, so it binds only when requests queue (TTFT p99 was ≤ 107 ms).
+The first goodput run (2×H200, 80 requests, TPOT ≤ 15 ms) measured 4.01 → 7.00 requests/s
+within the SLO (46 → 74 of 80; TPOT p50/p99 13.7/20.7 → 12.7/15.2 ms), but its three
+rounds' ratios spanned 1.31-1.74: the 15 ms target sat inside the baseline's TPOT spread,
+where a few tenths of a millisecond of host jitter moved many requests across it. At 18 ms
+the optimized side's p99 is well inside the target and the baseline's tail beyond it (from
+its measured percentiles, ~75-80% of its requests should meet it: an estimate, to be
+re-measured). 64 requests instead of 80 shorten each replay to ~9 s (estimated; the
+drain of the last long answers is ~3 s of it).
 """
 from __future__ import annotations
 
@@ -327,18 +344,24 @@ class TwoGPUServing(ServingBench):
     Poisson trace. `width`: decode rows per replica (baseline) = per decode group (optimized)."""
 
     requires = Requirements(gpus=2, one_process=True)
-    # GPU: a prefill-heavy mix (prompts 512-2048 tokens, outputs 32-256) on SMALL (bf16,
-    # ~311M parameters). The first 2×H200 run, at 32 requests/s, overloaded both sides
-    # (they served ~2000 and ~2450 of the ~4600 tokens/s asked; TTFT p50 3.5 s and 2.9 s,
-    # TPOT p50 13.9 and 11.6 ms): no request met any SLO. 10/s is ~70% of the baseline's
-    # measured throughput; the SLO allows the TPOT the baseline showed under load. Neither
-    # is measured yet: the next 2×H200 run sweeps the rate as ch15's other goodput pairs did.
-    gpu = Sizes(cfg=replace(SMALL, max_seq=2304), width=16, requests=80, rate_rps=10.0,
-                prompt_len=(512, 2048), output_len=(32, 256), batch=24,
-                slo=SLO(ttft_s=1.0, tpot_s=0.015))
+    # GPU: a prefill-heavy mix on SMALL (bf16, ~311M parameters); the trace and the SLO are
+    # explained in the module docstring. The first 2×H200 run, at 32 requests/s, overloaded
+    # both sides (they served ~2000 and ~2450 of the ~4600 tokens/s asked): 10/s is ~70% of
+    # the baseline's throughput there.
+    gpu = Sizes(cfg=replace(SMALL, max_seq=2304), width=16, requests=64, rate_rps=10.0,
+                prompt_len=(512, 2048), output_len=(32, 256), batch=8,
+                slo=SLO(ttft_s=1.0, tpot_s=0.018))
     cpu = Sizes(cfg=TINY, width=3, requests=12, rate_rps=20.0, prompt_len=(4, 48),
                 output_len=(1, 16), batch=8, slo=SLO(ttft_s=2.0, tpot_s=0.2))
-    offline_output_len = (32, 128)
+    # The offline run() verifies the sides and gives the time reported beside the goodput:
+    # the harness calls it at least 10 times a side, plus a baseline call per side and round
+    # for the timed-output checks. 24 requests with outputs 32-128 took ~2-3 s a call and
+    # 53 s of the first goodput run's 129 s; 8 requests with outputs 8-16 still prefill on
+    # both GPUs (both replicas; both decode groups) at an estimated ~0.3 s a call.
+    offline_output_len = (8, 16)
+    slow_because = ("a goodput pair replays its trace in real time, 3 times per side "
+                    "(core.goodput.REPLAYS), and a replay must hold enough requests (40-64 here) "
+                    "for the count that meets the SLO to be steady: ~5-9 s a replay")
 
     @property
     def devices(self) -> list[torch.device]:

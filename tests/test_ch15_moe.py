@@ -229,3 +229,50 @@ def test_two_replicas_pulling_from_one_queue_serve_every_request_once_with_the_s
     merged = {**tables[0], **tables[1]}
     assert merged == alone  # everyone served, same tokens, each exactly max_new of them
     assert all(len(merged[r.id]) == r.max_new for r in requests)
+
+
+def test_every_call_serves_the_same_mix_of_lengths_in_an_order_drawn_from_the_seed(monkeypatch):
+    """make_inputs spreads the prompt and output lengths evenly over their ranges; the seed
+    only assigns them to requests, so every call asks the same work (and workload() is exact)."""
+    import ch15._continuous_batching_multigpu_common as common
+    from core.benchmark import BenchContext
+
+    monkeypatch.setattr(common.dist, "get_world_size", lambda: 2)  # no process group needed
+    bench = common.MultiReplicaBench()
+    bench.ctx = BenchContext(device="cpu")
+    one, two = bench.make_inputs(1), bench.make_inputs(2)
+    for key, span in (("lengths", common.CPU.prompt_len), ("max_new", common.CPU.output_len)):
+        assert sorted(one[key].tolist()) == sorted(two[key].tolist())  # the same mix...
+        assert not torch.equal(one[key], two[key])  # ...in another order
+        assert (one[key].min().item(), one[key].max().item()) == span
+    assert not torch.equal(one["prompts"], two["prompts"])
+    assert bench.workload().units == one["max_new"].sum().item()
+
+
+def test_at_the_gpu_sizes_static_batches_take_more_steps_than_refilled_rows():
+    """The lesson at the pair's GPU sizes, counted in engine steps (a step's time is its
+    host's launches, nearly flat in its rows): one replica's share of the spread output
+    lengths takes static batching ~45 steps and continuous batching ~31. Short prompts on the
+    CPU model: a step's count does not depend on the prompt."""
+    from ch15._continuous_batching_common import ContinuousEngine, StaticEngine
+    from ch15._continuous_batching_multigpu_common import CPU, GPU, spread
+    from ch15.decoder import Decoder
+    from ch15.kv import ContiguousKV
+    from core.goodput import Request
+
+    model = Decoder(CPU.cfg, seed=0)
+    gen = torch.Generator().manual_seed(5)
+    outputs = spread(GPU.output_len, 2 * GPU.per_replica, gen, "cpu").tolist()[::2]  # rank 0 of 2
+
+    def steps(cls) -> int:
+        engine = cls(model, ContiguousKV(CPU.cfg, GPU.width + 1, "cpu"), GPU.width)
+        for i, m in enumerate(outputs):
+            engine.add(Request(i, 0.0, (1, 2, 3), m))
+        count = 0
+        while not engine.idle():
+            engine.step()
+            count += 1
+        return count
+
+    static, continuous = steps(StaticEngine), steps(ContinuousEngine)
+    assert static >= 1.25 * continuous, (static, continuous)
