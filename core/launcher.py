@@ -43,7 +43,11 @@ def launch_ranks(spec: PairSpec, argv: list[str], out: Path, needed: int) -> Non
     """This child becomes the launcher of the pair's ranks (core.ranks); rank 0 signs the
     result. When no rank here did, the launcher reports why. Never returns."""
     from core.ranks import launch
+    from core.stacks import RANKS_LINE
 
+    # into the pair's log before any rank runs: a pair killed at its timeout leaves no
+    # result, and the runner still files its FAILED row under its GPU count (`4x_h200`)
+    print(f"{RANKS_LINE}{needed}", flush=True)
     outcome = launch(needed, argv, pair=spec.pair)  # this node's share of the ranks
     if out.exists():
         sys.stdout.flush()

@@ -33,7 +33,7 @@ from core.expectations import pair_key
 from core.gate import GateResult
 from core.metrics import rates
 from core.process import child_env, fork_server, run_child
-from core.stacks import frames_in, stacks_dir, stacks_of
+from core.stacks import frames_in, ranks_in_log, stacks_dir, stacks_of
 from core.record import ExampleResult, PairResult, PairSpec, RunRecord, VariantSpec
 from core.report import write_reports
 
@@ -251,7 +251,9 @@ def run_pair(pair: Pair, examples: list[Example], options: RunOptions, run_dir: 
         reason = f"child process exited with code {outcome.code} without a result"
     tail = outcome.tail
     reason += f"; last output:\n{tail[-1500:].strip()}" if tail.strip() else ""
-    return _failed(pair, examples, reason, time.perf_counter() - started)
+    failed = _failed(pair, examples, reason, time.perf_counter() - started)
+    failed.ranks = ranks_in_log(run_dir / "logs" / f"{safe}.log")  # its block: `4x_h200`, not `h200`
+    return failed
 
 
 def measure_outside(pair: Pair, pair_result: PairResult, options: RunOptions, run_dir: Path,

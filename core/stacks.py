@@ -23,6 +23,7 @@ STACKS_WAIT_S = 3.0  # at most, for the stacks to be written (the signal handler
 _FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
 STACKS_DIR_ENV = "AISP_STACKS_DIR"  # where each process of a child writes its stacks
 _stack_files: list[Any] = []  # kept open: faulthandler writes to the file descriptor
+RANKS_LINE = "aisp: launching ranks: "  # core.launcher's line, before a multi-GPU pair's ranks
 
 
 def stacks_dir(log: Path) -> Path:
@@ -87,3 +88,16 @@ def frames_in(log_text: str, folder: Path) -> list[str]:
                 found.append(frame)
             break
     return found
+
+
+def ranks_in_log(log: Path, lines: int = 50) -> int:
+    """The rank count core.launcher wrote into a pair's log before its ranks ran (a pair
+    killed at its timeout leaves no result saying how many GPUs it ran on); 1 without one."""
+    try:
+        with open(log, errors="replace") as handle:
+            for _, line in zip(range(lines), handle):
+                if line.startswith(RANKS_LINE) and line[len(RANKS_LINE):].strip().isdigit():
+                    return int(line[len(RANKS_LINE):].strip())
+    except OSError:
+        pass
+    return 1

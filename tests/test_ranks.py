@@ -185,9 +185,12 @@ def test_a_rank_that_hangs_is_killed_with_the_whole_pair(make_chapter, tmp_path,
     monkeypatch.setenv("AISP_TEST_HUNG", str(hung))
     monkeypatch.setenv("AISP_TEST_RANK_PIDS", str(pids))
     started = time.perf_counter()
-    rows, _ = _run(make_chapter, tmp_path, "ch92", {"optimized_ar.py": HANGS_ON_RANK1}, timeout_s=10)
+    rows, record = _run(make_chapter, tmp_path, "ch92", {"optimized_ar.py": HANGS_ON_RANK1}, timeout_s=10)
     row = rows["ar"]
     assert row.status == "failed" and "timed out after 10 s" in row.reason, row.reason
+    # killed without a result, it is still a 2-rank pair: its FAILED row goes to the `2x_`
+    # block of the chapter README, not the one-GPU block
+    assert record.pairs[0].ranks == 2
     assert hung.exists(), "rank 1 never reached its hang: the pair timed out before it"
     # at the timeout every process wrote its stacks: rank 1's is in its sleep, rank 0's in the
     # all-reduce waiting for it
