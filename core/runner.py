@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from core import REPO_ROOT, atomic, calibration, front_page, goals, scaling, precheck, precompile, results_csv, side_by_side
+from core import REPO_ROOT, atomic, calibration, front_page, goals, roof, scaling, precheck, precompile, results_csv, side_by_side
 from core import expectations as expect
 from core.declarations import rules_changed
 from core.decided import Floor
@@ -631,5 +631,6 @@ def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Examp
         if readme.exists() and front_page.BEGIN in readme.read_text():
             front_page.write(readme, root)
             record.expectation_updates.append("README.md (results at a glance)")
-        record.expectation_updates += [f"{path.relative_to(root)} (scaling table)"
-                                       for path in scaling.write_all(root)]
+        record.expectation_updates += [f"{path.relative_to(root)} (scaling and roof tables)"
+                                       for path in dict.fromkeys(scaling.write_all(root)
+                                                                 + roof.write_all(root))]

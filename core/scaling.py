@@ -99,17 +99,18 @@ def table(found: list[Series]) -> str:
     return "\n".join(["## Scaling", "", note, "", *lines])
 
 
-def place(text: str, block: str) -> str:
-    """`text` with its scaling block replaced, or inserted before `## Measured` (else at the end)."""
-    start = text.find(BEGIN)
+def place(text: str, block: str, begin: str = BEGIN) -> str:
+    """`text` with the block that starts at `begin` replaced, or inserted before `## Measured`
+    (else at the end)."""
+    start = text.find(begin)
     if start >= 0:
         end = text.find(END, start)
         if end < 0:
-            raise ValueError(f"{BEGIN} without {END}: add the end marker after the table")
-        return text[:start] + f"{BEGIN}\n{block}\n" + text[end:]
+            raise ValueError(f"{begin} without {END}: add the end marker after the table")
+        return text[:start] + f"{begin}\n{block}\n" + text[end:]
     at = text.find("\n## Measured")
     at = len(text) if at < 0 else at + 1
-    return text[:at] + f"{BEGIN}\n{block}\n{END}\n\n" + text[at:]
+    return text[:at] + f"{begin}\n{block}\n{END}\n\n" + text[at:]
 
 
 def rebuilt(chapter: Path, root: Path) -> tuple[str, str] | None:
