@@ -395,9 +395,11 @@ def store_peaks(info: dict[str, Any], peaks: dict[str, float], gpus: int = 1,
     return path
 
 
-def probe() -> dict[str, Any]:
+def probe(gpus: int | None = None) -> dict[str, Any]:
     """What a run records about the device: fingerprint, capability and same-run ceilings
-    (plus the precisions `hw peak` cached for this device). Runs in a child process."""
+    (plus the precisions `hw peak` cached for this device, and the link ceilings `hw peak
+    --gpus N` cached for the run's GPU count: `gpus`, `--gpus N`, else every GPU). Runs in a
+    child process."""
     import torch
 
     info: dict[str, Any] = {"fingerprint": fingerprint(), "ceilings": {}}
@@ -406,7 +408,7 @@ def probe() -> dict[str, Any]:
         info["ceiling_conditions"] = {}
         measured = measure_ceilings(conditions=info["ceiling_conditions"])
         cached = (cached_peaks(info["fingerprint"]) or {}).get("ceilings", {})
-        gpus = torch.cuda.device_count()
+        gpus = gpus or torch.cuda.device_count()  # `--gpus 2` on 4 GPUs: the 2-GPU ceilings
         if gpus > 1:  # link ceilings of `hw peak --gpus N`, for the multi-GPU pairs' % column
             cached.update((cached_peaks(info["fingerprint"], gpus) or {}).get("ceilings", {}))
         info["ceilings"] = {**cached, **measured}

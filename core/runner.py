@@ -72,10 +72,13 @@ def make_run_dir(output_dir: Path) -> Path:
     return run_dir
 
 
-def probe(run_dir: Path, timeout_s: float = 300.0) -> dict[str, Any]:
+def probe(run_dir: Path, timeout_s: float = 300.0, gpus: int | None = None) -> dict[str, Any]:
+    """The device's fingerprint and ceilings, from a child; `gpus` (`--gpus N`) picks whose
+    cached link ceilings (`hw peak --gpus N`) the multi-GPU pairs are measured against."""
     out = run_dir / "probe.json"
-    outcome = run_child(["--probe", str(out)], timeout_s, run_dir / "logs" / "probe.log", result=out,
-                        module="core.toolchild")
+    extra = ["--gpus", str(gpus)] if gpus else []
+    outcome = run_child(["--probe", str(out), *extra], timeout_s, run_dir / "logs" / "probe.log",
+                        result=out, module="core.toolchild")
     if outcome.payload is None:
         raise RuntimeError(f"the device probe failed (exit {outcome.code}); its output:\n{outcome.tail}")
     return outcome.payload
@@ -445,7 +448,7 @@ def _run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
                listener: Listener, run_dir: Path, chosen: dict[str, Any],
                finished: dict[str, PairResult], started: float,
                broken: dict[Path, str]) -> RunRecord:
-    info = probe(run_dir)
+    info = probe(run_dir, gpus=options.gpus)
     fingerprint, ceilings = info["fingerprint"], info.get("ceilings", {})
     if info.get("ceiling_conditions"):  # clocks and throttle reasons each ceiling ran at
         fingerprint["ceiling_conditions"] = info["ceiling_conditions"]

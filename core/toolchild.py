@@ -175,7 +175,8 @@ def main(argv: list[str]) -> int:
     if mode == "--probe":
         from core.hardware import probe
 
-        out, payload = Path(argv[1]), probe()
+        gpus = _option(argv, "--gpus")
+        out, payload = Path(argv[1]), probe(int(gpus) if gpus else None)
     elif mode == "--peak-ranks":
         out = Path(argv[2])
         payload = peak_ranks(int(argv[1]), argv, out)

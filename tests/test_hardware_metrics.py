@@ -218,3 +218,27 @@ def test_the_sm_clock_finds_this_processs_gpu_by_its_pci_address():
     clock = SmClock("cpu")  # no GPU: nothing sampled, no median
     clock.sample("baseline")
     assert clock.median("baseline") is None
+
+
+@pytest.mark.parametrize("gpus, expected", [(None, 4), (2, 2)])
+def test_the_probe_takes_the_link_ceilings_of_the_runs_gpu_count(gpus, expected, monkeypatch):
+    """`bench run --gpus 2` on a 4-GPU machine measures 2-rank pairs: their NCCL figures
+    come from `hw peak --gpus 2`, not from the 4-GPU ones."""
+    import torch
+
+    from core import hardware
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
+    monkeypatch.setattr(hardware, "fingerprint", lambda: {"device": "NVIDIA H200"})
+    monkeypatch.setattr(hardware, "measure_ceilings", lambda **kw: {"copy_gbps": 4200.0})
+    asked = []
+
+    def cached(info, count=1):
+        asked.append(count)
+        return {"ceilings": {"nccl_allreduce_gbps": 100.0 * count}} if count > 1 else None
+    monkeypatch.setattr(hardware, "cached_peaks", cached)
+    info = hardware.probe(gpus)
+    assert info["ceilings"]["nccl_allreduce_gbps"] == 100.0 * expected and expected in asked
+    assert info["ceilings"]["copy_gbps"] == 4200.0
