@@ -8,30 +8,13 @@ picks among software-pipelined and warp-specialized (producer/consumer) builds o
 call, in setup(). Same rounding as the flash kernels (fp32 scores and softmax, bf16
 probabilities into the second matmul, bf16 out), so the pair's tolerance. Not measured yet.
 """
-from __future__ import annotations
-
-import torch
 
 from ch10._attention_common import AttentionBench
-from core.benchmark import BenchContext, Requirements
+from ch10._attention_triton_side import TritonFlashSide
 
 
-class TritonAttention(AttentionBench):
-    requires = Requirements(modules=("triton",), min_compute_capability=(9, 0))  # TMA, wgmma
-
-    def setup(self, ctx: BenchContext) -> None:
-        from ch10._attention_triton_kernel import (  # lazy: needs triton
-            DROPPED, attention_forward, attention_fwd_tuned)
-
-        self.attention = attention_forward
-        # compile and autotune on throwaway inputs of the real shape, outside the timing
-        self.attention(*self.make_inputs(ctx.seed), causal=False)
-        self.best_config = str(attention_fwd_tuned.best_config)  # which won, for a debugger
-        self.dropped_configs = dict(DROPPED)  # which the installed Triton could not compile
-
-    def run(self, inputs: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> torch.Tensor:
-        q, k, v = inputs
-        return self.attention(q, k, v, causal=False)
+class TritonAttention(TritonFlashSide, AttentionBench):
+    causal = False
 
 
 get_benchmark = TritonAttention

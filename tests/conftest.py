@@ -263,3 +263,43 @@ def run_with_desk(args: list[str], token: str, timeout: float, **popen: Any) -> 
         return proc.communicate(timeout=timeout)
     finally:
         desk.close()
+
+
+def cubin_registers_and_stack(cubin: bytes) -> tuple[int, int]:
+    """(registers, stack bytes) per thread of a compiled kernel, from cuobjdump's resource
+    usage (Triton's own copy, else one on PATH; the test is skipped without either)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    import triton
+
+    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    tool = str(tool) if tool.exists() else shutil.which("cuobjdump")
+    if tool is None:
+        pytest.skip("cuobjdump not found")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        out = subprocess.run([tool, "-res-usage", f.name], capture_output=True, text=True,
+                             check=True).stdout
+    return int(re.search(r"REG:(\d+)", out).group(1)), int(re.search(r"STACK:(\d+)", out).group(1))
+
+
+def run_interpreted(script: str, timeout_s: float = 600, **env: str) -> Any:
+    """Run `script` in a fresh Python under Triton's CPU interpreter (TRITON_INTERPRET=1 must
+    be set before triton is imported, hence the child) and return what it printed as
+    `RESULTS <json>`, its last such line; the test fails with the child's output otherwise."""
+    import json
+    import subprocess
+
+    from core import REPO_ROOT
+
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=timeout_s,
+                          env={**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO_ROOT), **env})
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
+    assert proc.returncode == 0 and lines, (
+        f"interpreter run failed (exit {proc.returncode}):\n"
+        f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return json.loads(lines[-1][len("RESULTS "):])

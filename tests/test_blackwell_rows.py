@@ -21,19 +21,16 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 import torch
 
 from core import REPO_ROOT
 from core.pairfile import unmet_requirement
-from tests.conftest import cpu_only
+from tests.conftest import cpu_only, cubin_registers_and_stack
 
 needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
                                   reason="triton is not installed")
@@ -73,20 +70,6 @@ def instructions(ptx: str) -> set[str]:
                           ptx, re.MULTILINE))
 
 
-def stack_bytes(cubin: bytes) -> tuple[int, int]:
-    """(registers, stack bytes) per thread from cuobjdump's resource usage of a cubin."""
-    import triton
-
-    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-    tool = str(tool) if tool.exists() else shutil.which("cuobjdump")
-    if tool is None:
-        pytest.skip("cuobjdump not found")
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        out = subprocess.run([tool, "-res-usage", f.name], capture_output=True, text=True,
-                             check=True).stdout
-    return int(re.search(r"REG:(\d+)", out).group(1)), int(re.search(r"STACK:(\d+)", out).group(1))
 
 
 @needs_triton
@@ -117,10 +100,10 @@ def test_the_wide_tile_spills_on_sm90_and_fits_on_sm100(compiled):
 
     hopper = compiled(90, TMEM_TILE)
     assert any(op.startswith("wgmma.mma_async") for op in instructions(hopper.asm["ptx"]))
-    registers, stack = stack_bytes(hopper.asm["cubin"])
+    registers, stack = cubin_registers_and_stack(hopper.asm["cubin"])
     assert registers == 255 and stack > 0
-    assert stack_bytes(compiled(90, replace(TMEM_TILE, num_warps=8)).asm["cubin"])[1] == 0
-    assert stack_bytes(compiled(100, TMEM_TILE).asm["cubin"])[1] == 0
+    assert cubin_registers_and_stack(compiled(90, replace(TMEM_TILE, num_warps=8)).asm["cubin"])[1] == 0
+    assert cubin_registers_and_stack(compiled(100, TMEM_TILE).asm["cubin"])[1] == 0
 
 
 @needs_triton
@@ -152,7 +135,7 @@ def test_warp_specialization_splits_the_loop_into_partitions_on_sm100(compiled):
     assert "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes" in ops
     assert not any(op.startswith("setmaxnreg") for op in instructions(pipelined.asm["ptx"]))
     assert specialized.metadata.num_warps > pipelined.metadata.num_warps == 4  # + worker warps
-    assert stack_bytes(specialized.asm["cubin"])[1] == 0
+    assert cubin_registers_and_stack(specialized.asm["cubin"])[1] == 0
 
 
 INTERPRETED = r'''

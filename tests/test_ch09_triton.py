@@ -15,14 +15,10 @@ small size, its Triton side against the eager baseline on two seeds' inputs.
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from core import REPO_ROOT
+from tests.conftest import run_interpreted
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
                                 reason="triton is not installed")
@@ -99,14 +95,7 @@ print("RESULTS " + json.dumps(results))
 
 @pytest.fixture(scope="module")
 def interpreted() -> dict:
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    proc = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
-    assert proc.returncode == 0 and lines, (
-        f"interpreter run failed (exit {proc.returncode}):\n"
-        f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return json.loads(lines[-1][len("RESULTS "):])
+    return run_interpreted(CHILD)
 
 
 def _check(results: dict, prefix: str) -> None:

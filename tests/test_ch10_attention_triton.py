@@ -23,20 +23,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
-import os
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 import torch
 
-from core import REPO_ROOT
 from core.pairfile import unmet_requirement
+from tests.conftest import cubin_registers_and_stack, run_interpreted
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
                                 reason="triton is not installed")
@@ -85,14 +78,7 @@ print("RESULTS " + json.dumps(results))
 
 @pytest.fixture(scope="module")
 def interpreted() -> dict:
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
-    assert proc.returncode == 0 and lines, (
-        f"interpreter run failed (exit {proc.returncode}):\n"
-        f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return json.loads(lines[-1][len("RESULTS "):])
+    return run_interpreted(CHILD)
 
 
 def test_kernel_matches_fp64_and_sdpa_under_the_interpreter(interpreted: dict) -> None:
@@ -123,19 +109,6 @@ def instructions(ptx: str) -> set[str]:
         r"|setmaxnreg)[\w.:]*)", ptx, re.MULTILINE))
 
 
-def registers_and_stack(cubin: bytes) -> tuple[int, int]:
-    import triton
-
-    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-    tool = str(tool) if tool.exists() else shutil.which("cuobjdump")
-    if tool is None:
-        pytest.skip("cuobjdump not found")
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        out = subprocess.run([tool, "-res-usage", f.name], capture_output=True, text=True,
-                             check=True).stdout
-    return int(re.search(r"REG:(\d+)", out).group(1)), int(re.search(r"STACK:(\d+)", out).group(1))
 
 
 PIPELINED = [(128, 2), (128, 3), (64, 2), (64, 3)]  # (BLOCK_N, num_stages), 8 warps
@@ -162,7 +135,7 @@ def test_pipelined_configs_compile_to_tma_and_wgmma_without_spills(block_n: int,
     assert f"wgmma.mma_async.sync.aligned.m64n{block_n}k16.f32.bf16.bf16" in ops
     assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in ops
     assert any(op.startswith("ex2.approx") for op in ops)  # the exp2 softmax
-    registers, stack = registers_and_stack(kernel.asm["cubin"])
+    registers, stack = cubin_registers_and_stack(kernel.asm["cubin"])
     assert registers <= 255 and stack == 0, (registers, stack)
     assert kernel.metadata.shared <= SMEM_PER_BLOCK, kernel.metadata.shared
 

@@ -10,11 +10,7 @@ output dtype from the tensors, so on a GPU the same code runs the pairs' bf16.
 from __future__ import annotations
 
 import importlib.util
-import json
 import math
-import os
-import subprocess
-import sys
 import warnings
 
 import pytest
@@ -22,6 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from core import REPO_ROOT
+from tests.conftest import run_interpreted
 
 needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
                                   reason="triton is not installed")
@@ -84,14 +81,7 @@ print("RESULTS " + json.dumps(results))
 
 @pytest.fixture(scope="module")
 def interpreted() -> dict:
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONWARNINGS": "ignore"}
-    proc = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
-    assert proc.returncode == 0 and lines, (
-        f"interpreter run failed (exit {proc.returncode}):\n"
-        f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return json.loads(lines[-1][len("RESULTS "):])
+    return run_interpreted(CHILD, PYTHONWARNINGS="ignore")
 
 
 def _check(results: dict, prefix: str, expected_count: int) -> None:

@@ -6,10 +6,6 @@ from __future__ import annotations
 import ctypes
 import importlib
 import importlib.util
-import json
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -17,6 +13,7 @@ import torch
 from core import REPO_ROOT, cuda
 from core.benchmark import BenchContext
 from core.pairfile import unmet_requirement
+from tests.conftest import run_interpreted
 
 CPU = BenchContext(seed=0, device="cpu")
 
@@ -205,12 +202,7 @@ print("RESULTS " + json.dumps(results))
 def interpreted_kv_kernel() -> dict:
     if importlib.util.find_spec("triton") is None:
         pytest.skip("triton is not installed")
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    proc = subprocess.run([sys.executable, "-c", TRITON_CHILD], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
-    assert proc.returncode == 0 and lines, f"interpreter run failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
-    return json.loads(lines[-1][len("RESULTS "):])
+    return run_interpreted(TRITON_CHILD, timeout_s=300)
 
 
 @pytest.mark.parametrize("case", ["quant0_splits2_bits", "quant320_splits3_bits", "quant320_splits3_cast",
