@@ -81,15 +81,29 @@ class PutSignalPipeline(PipelineForward):
         for i in range(self.cfg.microbatches):
             if self.prev is not None:  # micro-batch i has landed in slot i
                 self.handle.wait_signal(self.prev, channel=i, timeout_ms=TIMEOUT_MS)
-            mlp_block(x[i] if self.prev is None else self.inbox[i], self.w1, self.w2, out=out[i])
-            if self.next is not None:
-                if i == 0:  # the next stage has read the previous call's slots
-                    self.handle.wait_signal(self.next, channel=self.free, timeout_ms=TIMEOUT_MS)
-                self.next_inbox[i].copy_(out[i])  # put: into the next GPU's slot i
-                self.handle.put_signal(self.next, channel=i, timeout_ms=TIMEOUT_MS)
+            inp = x[i] if self.prev is None else self.inbox[i]
+            if self.next is None:
+                mlp_block(inp, self.w1, self.w2, out=out[i])
+                continue
+            self.hand_over(i, inp, out)
+            self.handle.put_signal(self.next, channel=i, timeout_ms=TIMEOUT_MS)
+        self.read_back(out)
         if self.prev is not None:  # every slot read: hand the inbox back
             self.handle.put_signal(self.prev, channel=self.free, timeout_ms=TIMEOUT_MS)
         return out
+
+    def hand_over(self, i: int, inp: torch.Tensor, out: torch.Tensor) -> None:
+        """Micro-batch i's block, its output put into slot i of the next GPU's inbox."""
+        mlp_block(inp, self.w1, self.w2, out=out[i])
+        self.wait_until_inbox_free(i)
+        self.next_inbox[i].copy_(out[i])  # put: into the next GPU's slot i
+
+    def wait_until_inbox_free(self, i: int) -> None:
+        if i == 0:  # the next stage has read the previous call's slots
+            self.handle.wait_signal(self.next, channel=self.free, timeout_ms=TIMEOUT_MS)
+
+    def read_back(self, out: torch.Tensor) -> None:
+        """Nothing here: `out` holds this stage's outputs already."""
 
 
 get_benchmark = PutSignalPipeline
