@@ -103,7 +103,7 @@ def test_the_run_precompiles_only_where_it_compiles_for_a_gpu_and_not_when_told_
     record = run_suite(selection, options)  # a CPU run: no GPU to compile for
     assert calls == [] and record.precompile == {}
     real_probe = core.runner.probe
-    monkeypatch.setattr(core.runner, "probe", lambda run_dir: {**real_probe(run_dir), "capability": [9, 0]})
+    monkeypatch.setattr(core.runner, "probe", lambda run_dir, **kw: {**real_probe(run_dir, **kw), "capability": [9, 0]})
     monkeypatch.setattr(core.runner, "prebuild", lambda pairs, capability: {"files": 0})
     notes = []
     record = run_suite(selection, options, listener=lambda event: notes.append(getattr(event, "text", "")))

@@ -154,7 +154,7 @@ def test_csv_is_written_after_each_pair_and_survives_ctrl_c(make_chapter, fake_r
             seen_after_first.append(_read(run_dir / "results.csv"))
             raise KeyboardInterrupt
         return _ok_result(pair.id)
-    monkeypatch.setattr(core.runner, "probe", lambda run_dir: {
+    monkeypatch.setattr(core.runner, "probe", lambda run_dir, **kw: {
         "fingerprint": {"hardware_key": CPU_KEY, "device": "cpu"}, "ceilings": {}})
     monkeypatch.setattr(precheck, "check", lambda *args: precheck.Precheck())
     monkeypatch.setattr(core.runner, "run_pair", fake_run_pair)

@@ -437,7 +437,7 @@ def test_resume_keeps_skips_and_checks_only_the_rest(tmp_path, monkeypatch):
     (run_dir / "results.jsonl").write_text(json.dumps(kept.to_dict()) + "\n")
     checked, children = [], []
     real_check = precheck.check
-    monkeypatch.setattr(core.runner, "probe", lambda run_dir: {
+    monkeypatch.setattr(core.runner, "probe", lambda run_dir, **kw: {
         "fingerprint": {"hardware_key": CPU_KEY, "device": "cpu"}, "ceilings": {}})
     monkeypatch.setattr(precheck, "check", lambda pending, *a: (
         checked.extend(p.id for p, _ in pending), real_check(pending, *a))[1])

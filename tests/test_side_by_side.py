@@ -238,7 +238,7 @@ def test_side_by_side_smoke_skips_the_precompile_phase(tmp_path, monkeypatch, mo
                                  "baseline_a.py": vec_pair_file(), "optimized_a.py": vec_pair_file(),
                                  "baseline_b.py": vec_pair_file(), "optimized_b.py": vec_pair_file()})
     calls: list[str] = []
-    monkeypatch.setattr(core.runner, "probe", lambda run_dir: {
+    monkeypatch.setattr(core.runner, "probe", lambda run_dir, **kw: {
         "fingerprint": {"hardware_key": "h100", "device": "cuda"}, "ceilings": {},
         "capability": [9, 0]})
     monkeypatch.setattr(core.runner, "prebuild", lambda pairs, capability: {"files": 0})
