@@ -30,15 +30,23 @@ TARGET_MEDIAN, TARGET_EACH = 93.0, 80.0  # % of copy, untagged memory-bound vari
 
 @dataclass
 class Share:
-    """One stored optimized variant against its ceiling, per GPU model."""
+    """One stored optimized variant against its ceiling, per GPU model (the run that stored
+    it judged which ceiling bounds it, so the GPUs may differ: ch06 warp_divergence is
+    copy-bound on the H100 and fp32-bound on the H200)."""
     variant: str
-    ceiling: str  # "copy", "matmul_bf16", "h2d_pinned", ...
     tags: str  # "teaching", "negative", or ""
     pct: dict[str, float] = field(default_factory=dict)
+    ceilings: dict[str, str] = field(default_factory=dict)  # "copy", "matmul_bf16", "h2d_pinned", ...
 
     @property
-    def memory_bound(self) -> bool:
-        return self.ceiling == "copy"
+    def ceiling(self) -> str:
+        names = list(dict.fromkeys(self.ceilings.values()))
+        if len(names) == 1:
+            return names[0]
+        return ", ".join(f"{name} ({gpu.upper()})" for gpu, name in self.ceilings.items())
+
+    def memory_bound_on(self, gpu: str) -> bool:
+        return self.ceilings.get(gpu) == "copy"
 
 
 def shares(chapter: Path) -> list[Share]:
@@ -55,8 +63,8 @@ def shares(chapter: Path) -> list[Share]:
             tags = ", ".join(t for t, on in (("teaching", declared.get("teaching")),
                                              ("negative", declared.get("negative_result"))) if on)
             ceiling = str(rates.get("ceiling", "")).replace("_gbps", "").replace("_tflops", "")
-            one = found.setdefault(variant, Share(variant, ceiling, tags))
-            one.pct[gpu] = float(rates["pct_of_ceiling"])
+            one = found.setdefault(variant, Share(variant, tags))
+            one.pct[gpu], one.ceilings[gpu] = float(rates["pct_of_ceiling"]), ceiling
     return [found[k] for k in sorted(found)]
 
 
@@ -77,12 +85,12 @@ def summary_table(root: Path) -> str:
     lines = ["| chapter | " + " | ".join(f"{g.upper()} median · lowest (% of copy)" for g in GPUS)
              + " |", "|---|" + "---|" * len(GPUS)]
     for chapter in sorted(root.glob("ch[0-9][0-9]")):
-        memory = [s for s in shares(chapter) if s.memory_bound and not s.tags]
-        if not memory:
+        untagged = [s for s in shares(chapter) if not s.tags]
+        if not any(s.memory_bound_on(gpu) for s in untagged for gpu in GPUS):
             continue
         cells = []
         for gpu in GPUS:
-            measured = sorted((s.pct[gpu], s.variant) for s in memory if gpu in s.pct)
+            measured = sorted((s.pct[gpu], s.variant) for s in untagged if s.memory_bound_on(gpu))
             cells.append(f"{statistics.median(p for p, _ in measured):.0f}% · {measured[0][0]:.0f}% "
                          f"({measured[0][1]}) of {len(measured)}" if measured else "–")
         lines.append(f"| [{chapter.name}]({chapter.name}/README.md#how-close-to-the-roof) | "

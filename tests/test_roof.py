@@ -31,11 +31,20 @@ def test_shares_per_gpu_with_tags_and_only_speed_results(tmp_path):
         {"copy": _entry(97.6)})
     found = {s.variant: s for s in shares(chapter)}
     assert set(found) == {"copy", "naive", "gemm"}  # no ceiling, or a memory goal: not here
-    assert found["copy"].pct == {"h100": 99.2, "h200": 97.6} and found["copy"].memory_bound
+    assert found["copy"].pct == {"h100": 99.2, "h200": 97.6} and found["copy"].memory_bound_on("h200")
     assert found["naive"].tags == "teaching" and found["gemm"].ceiling == "matmul_bf16"
     text = rebuilt(chapter)[1]
     assert text.index(BEGIN) < text.index("## Measured")
     assert "| copy | copy | 99% | 98% |  |" in text and "| gemm | matmul_bf16 | 82% | – |  |" in text
+
+
+def test_a_variant_bound_by_other_ceilings_on_the_two_gpus_says_so(tmp_path):
+    chapter = _chapter(tmp_path, "ch06", {"divergence": _entry(86.0)},
+                       {"divergence": _entry(84.0, "matmul_fp32_tflops")})
+    found, = shares(chapter)
+    assert found.ceiling == "copy (H100), matmul_fp32 (H200)"
+    assert "| [ch06](ch06/README.md#how-close-to-the-roof) | 86% · 86% (divergence) of 1 | – |" \
+        in summary_table(tmp_path)  # only where copy bounds it
 
 
 def test_the_summary_takes_untagged_memory_bound_variants_only(tmp_path):
