@@ -578,34 +578,28 @@ def front_page(check: bool = typer.Option(False, "--check", help=(
     `<!-- aisp:end -->`), its roof summary (`<!-- aisp:roof-summary -->`), and each chapter
     README's scaling and roof tables (`<!-- aisp:scaling -->`, `<!-- aisp:roof -->`) from
     every chapter's committed expectations files."""
-    from core import front_page as page, roof, scaling
+    from core import front_page as page
     from core.discovery import chapters_root
 
     root = chapters_root()
     readme = root / "README.md"
     try:
+        if page.BEGIN not in readme.read_text():
+            raise ValueError(f"no {page.BEGIN} ... {page.END} markers: add them where the table goes")
         if check:
-            text, updated = page.rebuilt(readme, root)
-            stale = [readme] if updated != text else []
-            text, updated = roof.rebuilt_summary(readme, root)
-            stale += [readme] if updated != text and not stale else []
-            for chapter in sorted(root.glob("ch[0-9][0-9]")):
-                for pair in (scaling.rebuilt(chapter, root), roof.rebuilt(chapter)):
-                    if pair and pair[0] != pair[1] and chapter / "README.md" not in stale:
-                        stale.append(chapter / "README.md")
+            stale = page.stale(root)
             for path in stale:
                 typer.echo(f"{path}: out of date: run bench front-page")
             if not stale:
-                typer.echo(f"{readme} and the chapters' scaling and roof tables: up to date")
+                typer.echo(f"{readme} and the chapters' generated tables: up to date")
             raise typer.Exit(1 if stale else 0)
-        changed = [readme] if page.write(readme, root) else []
-        changed += [p for p in scaling.write_all(root) + roof.write_all(root) if p not in changed]
+        changed = page.write_all(root)
     except (OSError, ValueError) as exc:
         _usage_error(f"{readme}: {exc}")
     for path in changed:
         typer.echo(f"wrote {path}")
     if not changed:
-        typer.echo(f"unchanged: {readme} and the chapters' scaling and roof tables")
+        typer.echo(f"unchanged: {readme} and the chapters' generated tables")
 
 
 @bench_app.command("compare")

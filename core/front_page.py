@@ -144,12 +144,18 @@ def table(found: list[Row], skipped: list[Row] = ()) -> str:
     return "\n".join([note, "", *lines])
 
 
-def place(text: str, block: str) -> str:
-    """`text` with the front-page block replaced (it must have the markers)."""
-    start, end = text.find(BEGIN), text.find(END, text.find(BEGIN) + 1)
+def place(text: str, block: str, begin: str = BEGIN, before: str | None = None) -> str:
+    """`text` with the block between `begin` and END replaced. Without `begin`: inserted
+    before the heading `before` (at the end without one), or an error naming the markers."""
+    start = text.find(begin)
+    if start < 0 and before is not None:
+        at = text.find(f"\n{before}")
+        at = len(text) if at < 0 else at + 1
+        return text[:at] + f"{begin}\n{block}\n{END}\n\n" + text[at:]
+    end = text.find(END, start + 1) if start >= 0 else -1
     if start < 0 or end < 0:
-        raise ValueError(f"no {BEGIN} ... {END} markers: add them where the table goes")
-    return text[:start] + f"{BEGIN}\n{block}\n" + text[end:]
+        raise ValueError(f"no {begin} ... {END} markers: add them where the table goes")
+    return text[:start] + f"{begin}\n{block}\n" + text[end:]
 
 
 def rebuilt(readme: Path, root: Path) -> tuple[str, str]:
@@ -160,9 +166,45 @@ def rebuilt(readme: Path, root: Path) -> tuple[str, str]:
     return text, place(text, table(found, skip_rows(root, found, single)))
 
 
-def write(readme: Path, root: Path) -> bool:
-    """Rewrite the table in `readme` from the expectations under `root`; True if it changed."""
-    text, updated = rebuilt(readme, root)
-    if updated != text:
-        atomic.write_text(readme, updated)
-    return updated != text
+def regenerated(root: Path) -> dict[Path, tuple[str, str]]:
+    """Every README under `root` with a generated block, as it is and as the committed
+    expectations make it: the root README's results table (where it has the markers) and
+    roof summary (core.roof), each chapter's scaling and roof tables (core.scaling,
+    core.roof; placed before `## Measured` where they are new)."""
+    from core import roof, scaling  # they read pair sources through this module
+
+    found = {}
+    readme = root / "README.md"
+    if readme.exists():
+        text = updated = readme.read_text()
+        if BEGIN in text:
+            updated = rebuilt(readme, root)[1]
+        if roof.SUMMARY in updated:
+            updated = place(updated, roof.summary_table(root), roof.SUMMARY)
+        found[readme] = (text, updated)
+    for chapter in sorted(root.glob("ch[0-9][0-9]")):
+        path = chapter / "README.md"
+        if not path.exists():
+            continue
+        text = updated = path.read_text()
+        if series := scaling.series(chapter, root):
+            updated = place(updated, scaling.table(series), scaling.BEGIN, "## Measured")
+        if shares := roof.shares(chapter):
+            updated = place(updated, roof.chapter_table(shares), roof.BEGIN, "## Measured")
+        found[path] = (text, updated)
+    return found
+
+
+def stale(root: Path) -> list[Path]:
+    """The READMEs whose generated blocks differ from what the expectations make them."""
+    return [path for path, (text, updated) in regenerated(root).items() if text != updated]
+
+
+def write_all(root: Path) -> list[Path]:
+    """Rewrite every generated block under `root`; the READMEs that changed."""
+    changed = []
+    for path, (text, updated) in regenerated(root).items():
+        if text != updated:
+            atomic.write_text(path, updated)
+            changed.append(path)
+    return changed

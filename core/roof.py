@@ -6,7 +6,7 @@ it on each one-GPU model, as measured in the run that stored it. The root README
 line per chapter: how many of its untagged memory-bound optimized variants there are, their
 median share of the copy ceiling and the lowest, per GPU model (the target: median ≥ 93%,
 each ≥ 80%, or a profiled reason in the chapter README). `aisp bench front-page` (and every
-`--update-expectations`) rewrites them between
+`--update-expectations`) rewrites them (core.front_page.regenerated) between
 
     <!-- aisp:roof -->           (chapter READMEs, before `## Measured`)
     <!-- aisp:roof-summary -->   (the root README, where its markers are)
@@ -20,8 +20,6 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core import atomic
-from core.scaling import END, place
 
 BEGIN, SUMMARY = "<!-- aisp:roof -->", "<!-- aisp:roof-summary -->"
 GPUS = ("h100", "h200")  # the one-GPU models whose shares the tables put side by side
@@ -101,33 +99,3 @@ def summary_table(root: Path) -> str:
             f"{TARGET_EACH:.0f}%, or a profiled reason in the chapter README. Regenerate with "
             f"`python -m cli.aisp bench front-page`.")
     return "\n".join([note, "", *lines])
-
-
-def rebuilt(chapter: Path) -> tuple[str, str] | None:
-    """The chapter README as it is and with its roof table rebuilt; None without one."""
-    found, readme = shares(chapter), chapter / "README.md"
-    if not found or not readme.exists():
-        return None
-    text = readme.read_text()
-    return text, place(text, chapter_table(found), BEGIN)
-
-
-def rebuilt_summary(readme: Path, root: Path) -> tuple[str, str]:
-    text = readme.read_text()
-    if SUMMARY not in text:
-        return text, text  # the root README places its summary where its markers are
-    start, end = text.index(SUMMARY), text.index(END, text.index(SUMMARY))
-    return text, text[:start] + f"{SUMMARY}\n{summary_table(root)}\n" + text[end:]
-
-
-def write_all(root: Path) -> list[Path]:
-    """Rewrite every chapter's roof table and the root summary; the READMEs that changed."""
-    changed = []
-    pairs = [(chapter / "README.md", rebuilt(chapter)) for chapter in sorted(root.glob("ch[0-9][0-9]"))]
-    pairs.append((root / "README.md", rebuilt_summary(root / "README.md", root))
-                 if (root / "README.md").exists() else (root / "README.md", None))
-    for path, pair in pairs:
-        if pair and pair[1] != pair[0]:
-            atomic.write_text(path, pair[1])
-            changed.append(path)
-    return changed

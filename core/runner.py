@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from core import REPO_ROOT, atomic, calibration, front_page, goals, roof, scaling, precheck, precompile, results_csv, side_by_side
+from core import REPO_ROOT, atomic, calibration, front_page, goals, precheck, precompile, results_csv, side_by_side
 from core import expectations as expect
 from core.declarations import rules_changed
 from core.decided import Floor
@@ -628,12 +628,7 @@ def write_expectations(record: RunRecord, selection: list[tuple[Pair, list[Examp
             path = expect.path_for(chapter_dir, file_key)
             expect.update(path, file_key, entries)
             record.expectation_updates.append(f"{chapter_dir.name}/{path.name}")
-    if record.expectation_updates:  # the front page's table follows the files it is made from
+    if record.expectation_updates:  # the READMEs' generated tables follow the files they are made from
         root = next(iter(by_file))[0].parent
-        readme = root / "README.md"
-        if readme.exists() and front_page.BEGIN in readme.read_text():
-            front_page.write(readme, root)
-            record.expectation_updates.append("README.md (results at a glance)")
-        record.expectation_updates += [f"{path.relative_to(root)} (scaling and roof tables)"
-                                       for path in dict.fromkeys(scaling.write_all(root)
-                                                                 + roof.write_all(root))]
+        record.expectation_updates += [f"{path.relative_to(root)} (generated tables)"
+                                       for path in front_page.write_all(root)]

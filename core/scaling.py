@@ -11,7 +11,7 @@ smallest count n0 to each larger one n:
   efficiency = n0·t(n0) / (n·t(n)).
 
 `aisp bench front-page` (and every `--update-expectations`) rewrites it in the chapter README
-between
+(core.front_page.regenerated) between
 
     <!-- aisp:scaling -->
     ...
@@ -27,10 +27,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core import atomic
 from core.front_page import source_declaration
 
-BEGIN, END = "<!-- aisp:scaling -->", "<!-- aisp:end -->"
+BEGIN = "<!-- aisp:scaling -->"  # ... END, core.front_page's
 _KEY = re.compile(r"^(\d+)x_(\w+)$")
 _SCALES = re.compile(r'scales\s*=\s*"(weak|strong)"')
 
@@ -97,39 +96,3 @@ def table(found: list[Series]) -> str:
             "the GPUs) n0·t(n0)/(n·t(n)); 100% is ideal. Regenerate with "
             "`python -m cli.aisp bench front-page`.")
     return "\n".join(["## Scaling", "", note, "", *lines])
-
-
-def place(text: str, block: str, begin: str = BEGIN) -> str:
-    """`text` with the block that starts at `begin` replaced, or inserted before `## Measured`
-    (else at the end)."""
-    start = text.find(begin)
-    if start >= 0:
-        end = text.find(END, start)
-        if end < 0:
-            raise ValueError(f"{begin} without {END}: add the end marker after the table")
-        return text[:start] + f"{begin}\n{block}\n" + text[end:]
-    at = text.find("\n## Measured")
-    at = len(text) if at < 0 else at + 1
-    return text[:at] + f"{begin}\n{block}\n{END}\n\n" + text[at:]
-
-
-def rebuilt(chapter: Path, root: Path) -> tuple[str, str] | None:
-    """The chapter README's text as it is and with its scaling table rebuilt; None for a
-    chapter without a stored scaling pair."""
-    found = series(chapter, root)
-    readme = chapter / "README.md"
-    if not found or not readme.exists():
-        return None
-    text = readme.read_text()
-    return text, place(text, table(found))
-
-
-def write_all(root: Path) -> list[Path]:
-    """Rewrite every chapter's scaling table under `root`; the READMEs that changed."""
-    changed = []
-    for chapter in sorted(root.glob("ch[0-9][0-9]")):
-        pair = rebuilt(chapter, root)
-        if pair and pair[1] != pair[0]:
-            atomic.write_text(chapter / "README.md", pair[1])
-            changed.append(chapter / "README.md")
-    return changed

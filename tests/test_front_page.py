@@ -6,7 +6,7 @@ import json
 import pytest
 
 from core import REPO_ROOT
-from core.front_page import BEGIN, END, first_sentence, gpu_label, place, rebuilt, rows, table, write
+from core.front_page import BEGIN, END, first_sentence, gpu_label, place, rebuilt, rows, table, write_all
 
 
 def _chapter(root, name, files):
@@ -62,10 +62,10 @@ def test_the_table_is_placed_between_its_markers_and_rewriting_changes_nothing(t
     _chapter(tmp_path, "ch07", {"expectations_h100.json": {"examples": {"copy": {"speedup": 2.0}}}})
     readme = tmp_path / "README.md"
     readme.write_text(f"# aisp\n\nIntro.\n\n{BEGIN}\nold table\n{END}\n\n## More\n")
-    assert write(readme, tmp_path) is True
+    assert write_all(tmp_path) == [readme]
     text = readme.read_text()
     assert "old table" not in text and "2.00x" in text and text.endswith(f"{END}\n\n## More\n")
-    assert write(readme, tmp_path) is False  # idempotent
+    assert write_all(tmp_path) == []  # idempotent
     with pytest.raises(ValueError, match="markers"):
         place("# no markers\n", "table")
 
@@ -114,4 +114,4 @@ def test_storing_expectations_refreshes_the_table(make_chapter, fake_root, tmp_p
                                   update_expectations=True))
     assert any(u.startswith("ch93/") for u in record.expectation_updates), record.expectation_skips
     assert "| 1.50x |" in (fake_root / "README.md").read_text()  # the table was rebuilt
-    assert "README.md (results at a glance)" in record.expectation_updates
+    assert "README.md (generated tables)" in record.expectation_updates
