@@ -170,3 +170,22 @@ def _unknown(token: str, chapters: dict[str, Chapter]) -> str:
     close = difflib.get_close_matches(token.lower(), all_target_names(chapters), n=5, cutoff=0.5)
     hint = f"; did you mean: {', '.join(close)}?" if close else ""
     return f"unknown target '{token}'{hint} (`bench list-targets` lists them all)"
+
+
+_IMPORT = re.compile(r"^from (ch\d\d)\.(\w+) import", re.M)
+
+
+def source_declaration(path: Path, root: Path, pattern: re.Pattern, depth: int = 3) -> str:
+    """`pattern`'s first group in a variant file, or in a chapter module it imports from
+    (read from the source: the generated tables import no pair code); "" where none has it."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return ""
+    found = pattern.search(text)
+    if found or depth == 0:
+        return found.group(1) if found else ""
+    for chapter, module in _IMPORT.findall(text):
+        if declared := source_declaration(root / chapter / f"{module}.py", root, pattern, depth - 1):
+            return declared
+    return ""

@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core import atomic, goals
+from core import atomic, goals, roof, scaling
+from core.discovery import source_declaration
 
 BEGIN, END = "<!-- aisp:front-page -->", "<!-- aisp:end -->"
 KEY_ORDER = ("h100", "h200", "2x_h100", "2x_h200", "4x_h100", "4x_h200", "8x_h100", "8x_h200")
@@ -87,23 +88,6 @@ def rows(root: Path) -> list[Row]:
 
 
 _ONLY_ON = re.compile(r'^\s+only_on\s*=\s*"([^"]+)"', re.M)
-_IMPORT = re.compile(r"^from (ch\d\d)\.(\w+) import", re.M)
-
-
-def source_declaration(path: Path, root: Path, pattern: re.Pattern, depth: int = 3) -> str:
-    """`pattern`'s first group in a variant file, or in a chapter module it imports from
-    (read from the source: the generated tables import no pair code); "" where none has it."""
-    try:
-        text = path.read_text()
-    except OSError:
-        return ""
-    found = pattern.search(text)
-    if found or depth == 0:
-        return found.group(1) if found else ""
-    for chapter, module in _IMPORT.findall(text):
-        if declared := source_declaration(root / chapter / f"{module}.py", root, pattern, depth - 1):
-            return declared
-    return ""
 
 
 def only_on(path: Path, root: Path) -> str:
@@ -171,8 +155,6 @@ def regenerated(root: Path) -> dict[Path, tuple[str, str]]:
     expectations make it: the root README's results table (where it has the markers) and
     roof summary (core.roof), each chapter's scaling and roof tables (core.scaling,
     core.roof; placed before `## Measured` where they are new)."""
-    from core import roof, scaling  # they read pair sources through this module
-
     found = {}
     readme = root / "README.md"
     if readme.exists():

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.front_page import source_declaration
+from core.discovery import source_declaration
 
 BEGIN = "<!-- aisp:scaling -->"  # ... END, core.front_page's
 _KEY = re.compile(r"^(\d+)x_(\w+)$")

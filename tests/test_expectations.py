@@ -241,7 +241,7 @@ def over_budget(root: Path) -> list[str]:
     """Stored entries under `root` whose `pair_s` (the pair's whole run on that GPU) is above
     the per-pair budget while their baseline (or a module it imports) declares no
     slow_because."""
-    from core.front_page import source_declaration
+    from core.discovery import source_declaration
     from core.report import PAIR_BUDGET_S
     from core.scaling import pair_of
 
