@@ -24,14 +24,18 @@ PROFILE_MODES = ("none", "minimal", "deep", "memory")
 SNAPSHOT_ENTRIES = 200_000  # allocator events kept per side (the history is a ring buffer)
 TOP_SITES = 5
 TRACE_CALLS = 3  # timed iterations recorded per side in a torch.profiler trace
-NCU_SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "MemoryWorkloadAnalysis")
-# Per-kernel summary: duration, DRAM and SM throughput (% of peak), achieved occupancy.
+# WarpStateStats says what the warps waited on (the reason a kernel sits below its roof)
+NCU_SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "MemoryWorkloadAnalysis",
+                "WarpStateStats")
+# Per-kernel summary: duration, DRAM and SM throughput (% of peak), achieved occupancy, and
+# waves per SM (a kernel of one partial wave cannot fill the machine, whatever its code).
 NCU_METRICS = {
     "gpu__time_duration.sum": "duration",
     "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_pct",
     "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": "dram_pct",  # Hopper's name
     "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm_pct",
     "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved_occupancy_pct",
+    "launch__waves_per_multiprocessor": "waves",
 }
 
 

@@ -286,11 +286,11 @@ def _profile_lines(pairs: list[PairResult]) -> list[str]:
                     lines += ["```", info["error"], "```"]
                 kernels = [[k["kernel"][:60], _fmt(k.get("duration_us"), ".1f"),
                             _fmt(k.get("dram_pct"), ".0f"), _fmt(k.get("sm_pct"), ".0f"),
-                            _fmt(k.get("achieved_occupancy_pct"), ".0f")]
+                            _fmt(k.get("achieved_occupancy_pct"), ".0f"), _fmt(k.get("waves"), ".2f")]
                            for k in info.get("kernels", [])]
                 if kernels:
                     lines += ["", tabulate(kernels, headers=["kernel", "µs", "DRAM %", "SM %",
-                                                             "occupancy %"], tablefmt="github", disable_numparse=True), ""]
+                                                             "occupancy %", "waves"], tablefmt="github", disable_numparse=True), ""]
     return lines
 
 

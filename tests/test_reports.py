@@ -305,14 +305,15 @@ def test_ncu_summary_parsing_handles_units_and_log_lines():
     text = "\n".join([
         "==PROF== Connected to process 123",
         '"ID","Kernel Name","gpu__time_duration.sum","dram__throughput.avg.pct_of_peak_sustained_elapsed",'
-        '"sm__throughput.avg.pct_of_peak_sustained_elapsed","sm__warps_active.avg.pct_of_peak_sustained_active"',
-        '"","","usecond","%","%","%"',
-        '"0","copy_float4(const float4 *, float4 *, long)","182.50","92.31","12.50","88.10"',
-        '"1","copy_float4(const float4 *, float4 *, long)","1,182.00","n/a","12.50","88.10"'])
+        '"sm__throughput.avg.pct_of_peak_sustained_elapsed","sm__warps_active.avg.pct_of_peak_sustained_active",'
+        '"launch__waves_per_multiprocessor"',
+        '"","","usecond","%","%","%",""',
+        '"0","copy_float4(const float4 *, float4 *, long)","182.50","92.31","12.50","88.10","0.45"',
+        '"1","copy_float4(const float4 *, float4 *, long)","1,182.00","n/a","12.50","88.10","n/a"'])
     kernels = profiling.parse_ncu_csv(text)
     assert kernels[0] == {"kernel": "copy_float4(const float4 *, float4 *, long)",
                           "duration_us": 182.5, "dram_pct": 92.31, "sm_pct": 12.5,
-                          "achieved_occupancy_pct": 88.1}
+                          "achieved_occupancy_pct": 88.1, "waves": 0.45}
     assert kernels[1]["duration_us"] == 1182.0 and "dram_pct" not in kernels[1]
     assert profiling.parse_ncu_csv("==ERROR== nothing") == []
 
