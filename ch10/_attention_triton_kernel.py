@@ -148,9 +148,9 @@ def attention_fwd_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, seq_len,
 #   12 warps). Triton 3.9 cannot compile it for sm_90 (its pass splits Q's tile in two but
 #   not Q's TMA descriptor); Triton 3.6 is untried. A config the installed Triton cannot
 #   compile is dropped before timing (`_compiles`), so these cost a failed compile at most.
-def _config(block_n: int, stages: int, warps: int = 8,
-            warp_specialize: bool = False) -> triton.Config:
-    return triton.Config({"BLOCK_M": 128, "BLOCK_N": block_n, "WARP_SPECIALIZE": warp_specialize},
+def _config(block_n: int, stages: int, warps: int = 8, warp_specialize: bool = False,
+            block_m: int = 128) -> triton.Config:
+    return triton.Config({"BLOCK_M": block_m, "BLOCK_N": block_n, "WARP_SPECIALIZE": warp_specialize},
                          num_warps=warps, num_stages=stages, pre_hook=_set_block_shapes)
 
 
@@ -163,7 +163,14 @@ def _set_block_shapes(nargs: dict) -> None:
     nargs["o_desc"].block_shape = [bm, d]
 
 
-CONFIGS = [_config(128, 2), _config(128, 3), _config(64, 2), _config(64, 3),
+# - BLOCK_M 64 with 4 warps (one warpgroup, one wgmma height): twice the programs, half the
+#   registers and shared memory each, so two programs can share an SM and one's prologue and
+#   epilogue hide behind the other's loop; and a four-stage ring at BLOCK_N 64.
+# The first H200 sweep (Triton 3.6, `python -m ch10.sweep_attention_triton`) had BLOCK_N 128
+# with 3 stages first at both shapes; the rest of these were added after it.
+CONFIGS = [_config(128, 2), _config(128, 3), _config(64, 2), _config(64, 3), _config(64, 4),
+           _config(64, 3, warps=4, block_m=64), _config(64, 4, warps=4, block_m=64),
+           _config(128, 2, warps=4, block_m=64), _config(128, 3, warps=4, block_m=64),
            _config(128, 2, warps=4, warp_specialize=True),
            _config(64, 2, warps=4, warp_specialize=True)]
 

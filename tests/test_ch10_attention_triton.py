@@ -120,8 +120,8 @@ def test_pipelined_configs_compile_to_tma_and_wgmma_without_spills(block_n: int,
                                                                    causal: bool) -> None:
     from ch10._attention_triton_kernel import CONFIGS, compile_for
 
-    config = next(c for c in CONFIGS if c.kwargs["BLOCK_N"] == block_n
-                  and c.num_stages == stages and not c.kwargs["WARP_SPECIALIZE"])
+    config = next(c for c in CONFIGS if c.kwargs["BLOCK_N"] == block_n and c.num_stages == stages
+                  and c.kwargs["BLOCK_M"] == 128 and not c.kwargs["WARP_SPECIALIZE"])
     assert config.kwargs["BLOCK_M"] == 128 and config.num_warps == 8
     kernel = compile_for(90, config, causal)
     ptx = kernel.asm["ptx"]
@@ -166,8 +166,8 @@ def test_pruning_keeps_dividing_tiles_and_no_warp_specialization_when_causal(
     causal = kern._usable(kern.CONFIGS, {"seq_len": 32768}, HEAD_DIM=128, CAUSAL=True)
     assert causal and not any(c.kwargs["WARP_SPECIALIZE"] for c in causal)
     assert {c.kwargs["BLOCK_N"] for c in causal} == {64, 128}
-    with pytest.raises(ValueError, match="no launch configuration fits sequence length 320"):
-        kern._usable(kern.CONFIGS, {"seq_len": 320}, HEAD_DIM=128, CAUSAL=False)  # 2.5 x 128
+    with pytest.raises(ValueError, match="no launch configuration fits sequence length 288"):
+        kern._usable(kern.CONFIGS, {"seq_len": 288}, HEAD_DIM=128, CAUSAL=False)  # 4.5 x 64
 
 
 def test_a_config_the_compiler_rejects_is_dropped_with_its_reason(
@@ -178,7 +178,7 @@ def test_a_config_the_compiler_rejects_is_dropped_with_its_reason(
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     def warmup(*args, WARP_SPECIALIZE: bool, **kwargs) -> None:
-        assert [d.block_shape for d in args[:4]] == [[128, 64], [bn, 64], [bn, 64], [128, 64]]
+        assert [d.block_shape for d in args[:4]] == [[bm, 64], [bn, 64], [bn, 64], [bm, 64]]
         if WARP_SPECIALIZE:
             raise RuntimeError("PassManager::run failed")
 
@@ -189,7 +189,7 @@ def test_a_config_the_compiler_rejects_is_dropped_with_its_reason(
     args = {"q_desc": desc, "k_desc": desc, "v_desc": desc, "o_desc": desc, "qk_scale": 0.18,
             "seq_len": 256, "HEAD_DIM": 64, "CAUSAL": False}
     for config in kern.CONFIGS:
-        bn = config.kwargs["BLOCK_N"]
+        bm, bn = config.kwargs["BLOCK_M"], config.kwargs["BLOCK_N"]
         assert kern._compiles(config, args) is not config.kwargs["WARP_SPECIALIZE"]
     assert len(kern.DROPPED) == 2 and all("PassManager" in why for why in kern.DROPPED.values())
 
