@@ -4,8 +4,8 @@
 wholly in its past stream through the TMA ring without mask arithmetic, the diagonal block
 is masked in a second loop, the tiles to its right are never loaded, and the longest rows
 are launched first. Software-pipelined builds only (the warp-specialized one is kept to the
-non-causal pass). Same rounding as the flash kernels, so the pair's tolerance. Not measured
-yet.
+non-causal pass). Same rounding as the flash kernels, so the pair's tolerance. On an H200 (Triton 3.6):
+81% of cuDNN's TFLOP/s on the same inputs; the README says what bounds it.
 """
 
 from ch10._attention_long_context_common import LongContextAttentionBench

@@ -6,7 +6,8 @@ the head's K and V tiles into a ring of mbarrier-guarded buffers, both matmuls a
 with fp32 accumulators, and an exp2 online softmax keeps the scores on chip. The autotuner
 picks among software-pipelined and warp-specialized (producer/consumer) builds on the first
 call, in setup(). Same rounding as the flash kernels (fp32 scores and softmax, bf16
-probabilities into the second matmul, bf16 out), so the pair's tolerance. Not measured yet.
+probabilities into the second matmul, bf16 out), so the pair's tolerance. On an H200 (Triton
+3.6): 75% of cuDNN's TFLOP/s on the same inputs; the README says what bounds it.
 """
 
 from ch10._attention_common import AttentionBench
