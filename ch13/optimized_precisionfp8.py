@@ -31,10 +31,6 @@ class Fp8Mlp(MlpFwdBwd):
     precision = "e4m3 matmuls, per-tensor scales"  # declared: its workload() counts the narrower bytes
     requires = Requirements(min_compute_capability=(9, 0))  # fp8 tensor cores, cuBLASLt fp8
     tolerance = FP8_TRAINING_TOLERANCE
-    # Stored runs measured the first version; drop this once the cast-transpose path measures >= 1x.
-    negative_result = ("0.93x (H100) / 1.01x (H200) with the first version (compiled casts, then "
-                       "an eager .t().contiguous() of x, W and dy's fp8 copies for backward); "
-                       "the fused cast-transpose that replaced it awaits re-measurement")
 
     def setup(self, ctx: BenchContext) -> None:
         super().setup(ctx)
