@@ -80,11 +80,24 @@ MOVES = {"triton bf16": ("block_n", "num_warps"),
          "int8": ("block_n", "num_warps", "num_stages", "splits", "convert"),
          "int8+window": ("block_n", "splits")}
 
+# Launches that move several parameters at once toward more bytes in flight per SM (larger
+# tiles with the warps to load them, deeper rings, fewer splits): what the H200's 4.8 TB/s
+# needs beyond the H100's one-at-a-time optimum (int8 side only; "+" marks these rows).
+# (BLOCK_N, warps, stages, splits as a fraction of the default)
+COMBINED = [(128, 8, 3, 1.0), (128, 8, 4, 1.0), (128, 4, 4, 1.0), (128, 8, 3, 0.5),
+            (256, 8, 2, 1.0), (256, 8, 3, 0.5), (64, 4, 5, 0.5), (64, 8, 4, 0.5)]
+
+
+def combined(splits: int) -> list[tuple[str, dict[str, Any]]]:
+    return [("+", {**DEFAULT, "block_n": n, "num_warps": w, "num_stages": st,
+                   "splits": max(1, round(splits * f))}) for n, w, st, f in COMBINED]
+
 
 def label(mark: str, launch: dict[str, Any], int8: bool = True) -> str:
     """'BLOCK_N 64, 4 warps, 3 stages, 8 splits, asm *' (* the default)."""
     return (f"BLOCK_N {launch['block_n']}, {launch['num_warps']} warps, {launch['num_stages']} stages, "
-            f"{launch['splits']} splits" + (f", {launch['convert']}" if int8 else "") + (" *" if mark == "*" else ""))
+            f"{launch['splits']} splits" + (f", {launch['convert']}" if int8 else "")
+            + (f" {mark}" if mark in ("*", "+") else ""))
 
 
 def checked(name: str, out: torch.Tensor, ref: torch.Tensor) -> float:
@@ -124,7 +137,8 @@ def layout(cls: type[KVCacheDecodeBench], name: str, copy: float, samples: int) 
     else:
         rows = layout_rows(name, bench, [
             (label(mark, launch), lambda launch=launch: bench.decode(q, **launch))
-            for mark, launch in configs(bench.splits, MOVES[name])], ref, copy, samples)
+            for mark, launch in configs(bench.splits, MOVES[name])
+            + (combined(bench.splits) if name == "int8" else [])], ref, copy, samples)
     checked(f"{name} run()", bench.run(inputs), ref)
     graph, eager = (f(lambda: bench.run(inputs), samples) for f in (graph_us, eager_us))
     return rows, f"| {cls.__name__} ({name}) | {bench.cache_bytes() / 2**20:.1f} | {graph:.1f} | {eager:.1f} |"

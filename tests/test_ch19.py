@@ -140,6 +140,18 @@ def test_kv_decode_sweep_moves_one_parameter_at_a_time():
             assert sum(launch[k] != rows[0][1][k] for k in launch) == 1
 
 
+def test_kv_decode_sweep_combined_rows_move_several_parameters_toward_more_bytes_in_flight():
+    from ch19.sweep_kv_decode import DEFAULT, combined, label
+
+    rows = combined(8)
+    assert rows and all(mark == "+" for mark, _ in rows)
+    assert len({tuple(sorted(launch.items())) for _, launch in rows}) == len(rows)
+    for _, launch in rows:
+        assert sum(launch[k] != DEFAULT.get(k, 8) for k in launch) >= 2  # not a one-at-a-time row
+        assert 1 <= launch["splits"] <= 8 and launch["convert"] == DEFAULT["convert"]
+    assert label("+", rows[0][1]).endswith(" +")
+
+
 TRITON_CHILD = r"""
 import json
 import torch
