@@ -533,9 +533,13 @@ def _run_suite(selection: list[tuple[Pair, list[Example]]], options: RunOptions,
             keep(index, measure(pair, examples))
     except KeyboardInterrupt:
         record.interrupted = True
-        listener(Note("interrupted: keeping the pairs measured so far"))
+        listener(Note("interrupted: keeping the pairs measured so far"
+                      + (" and storing their results (--update-expectations)"
+                         if options.update_expectations else "")))
     record.pairs.sort(key=lambda result: order.get(result.pair, len(order)))
-    if options.update_expectations and not record.interrupted:
+    if options.update_expectations:
+        # only the pairs that finished (an interrupted one never reached record.pairs): what
+        # a run measured is stored even when it is cut short, and --resume stores the rest
         write_expectations(record, selection, key)
     record.wall_s = round(time.perf_counter() - started, 1)
     atomic.write_text(run_dir / "results.json", json.dumps(record.to_dict(), indent=2))

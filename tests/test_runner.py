@@ -347,6 +347,36 @@ def test_update_expectations_writes_only_verified_examples(suite):
         f"expectations_{CPU_KEY}.json"]
 
 
+def test_an_interrupted_update_stores_the_pairs_that_finished(tmp_path, monkeypatch):
+    """Ctrl-C (or `timeout -s INT`) during the second pair of an --update-expectations run:
+    the first pair's measured results are stored, the interrupted pair's are not, and the run
+    says so; `--resume` would store the rest."""
+    root = tmp_path / "chapters"
+    chapter = write_chapter(root, "ch95", {"_vec_common.py": VEC_COMMON,
+                                           "baseline_first.py": vec_pair_file(),
+                                           "optimized_first.py": vec_pair_file("return torch.add(*inputs)"),
+                                           "baseline_second.py": vec_pair_file(),
+                                           "optimized_second.py": vec_pair_file("return torch.add(*inputs)")})
+
+    def interrupted_on_second(pair, *args, **kwargs):
+        if pair.id == "ch95:second":
+            raise KeyboardInterrupt
+        return run_pair(pair, *args, **kwargs)
+    monkeypatch.setattr(verdict, "MIN_SAMPLES", 1)
+    monkeypatch.setattr(verdict, "MAX_INTERVAL_RATIO", float("inf"))
+    monkeypatch.setattr(core.runner, "slower_undeclared", lambda ex: False)
+    monkeypatch.setattr(core.runner, "run_pair", interrupted_on_second)
+    events = []
+    record = run_suite(select(["ch95"], root), RunOptions(
+        iterations=3, warmup=1, timeout_s=120, update_expectations=True,
+        output_dir=tmp_path / "runs"), listener=events.append)
+    assert record.interrupted and [p.pair for p in record.pairs] == ["ch95:first"]
+    stored = json.loads((chapter / f"expectations_{CPU_KEY}.json").read_text())["examples"]
+    assert set(stored) == {"first"} and stored["first"]["samples"] == {"baseline": 3, "optimized": 3}
+    assert record.expectation_updates[0] == f"ch95/expectations_{CPU_KEY}.json"
+    assert any("storing their results (--update-expectations)" in describe(e) for e in events)
+
+
 # --- requirements decided before the pairs run (core.precheck) ------------------------------
 
 def test_unmet_requirements_are_skipped_without_a_child(suite):
