@@ -228,3 +228,17 @@ def test_the_sweep_says_it_needs_a_hopper_gpu_here() -> None:
     assert done.returncode != 0 and "needs a Hopper (sm_90) or newer GPU" in done.stderr
     assert config_label(CONFIGS[1]) == "M128 N128 w8 s3"
     assert config_label(CONFIGS[-1]).endswith(" ws")
+
+
+def test_the_sweep_times_its_rows_in_interleaved_rounds() -> None:
+    from ch10.sweep_attention_triton import timed_in_rounds
+
+    order = []
+
+    def fake_ms(call, samples):
+        order.append((call(), samples))
+        return float(len(order))
+    times = timed_in_rounds({"a": lambda: "a", "b": lambda: "b"}, samples=7, rounds=3,
+                            time_ms=fake_ms)
+    assert order == [("a", 7), ("b", 7)] * 3  # a, b, a, b, ...: no row is timed all at once
+    assert times == {"a": [1.0, 3.0, 5.0], "b": [2.0, 4.0, 6.0]}
