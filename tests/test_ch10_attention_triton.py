@@ -242,3 +242,25 @@ def test_the_sweep_times_its_rows_in_interleaved_rounds() -> None:
                             time_ms=fake_ms)
     assert order == [("a", 7), ("b", 7)] * 3  # a, b, a, b, ...: no row is timed all at once
     assert times == {"a": [1.0, 3.0, 5.0], "b": [2.0, 4.0, 6.0]}
+
+
+def test_the_tuner_times_configs_back_to_back_like_the_harness(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The autotuner's timer is the harness's measure_cuda on back-to-back calls (no L2 flush
+    between them, as Triton's default does), and it answers Triton's quantiles from them."""
+    import ch10._attention_triton_kernel as kern
+    import core.timing
+    from core.timing import Batch
+
+    assert kern.attention_fwd_tuned.do_bench is kern._time_back_to_back
+    batches = []
+
+    def fake_measure(fn, n):
+        batches.append(n)
+        for _ in range(n):
+            fn()
+        return Batch(samples_ms=[float(i + 1) for i in range(n)], wall_ms=0.0)
+    monkeypatch.setattr(core.timing, "measure_cuda", fake_measure)
+    calls = []
+    quantiles = kern._time_back_to_back(lambda: calls.append(1), quantiles=(0.5, 0.2, 0.8))
+    assert batches == [3, kern.TUNING_CALLS] and len(calls) == 3 + kern.TUNING_CALLS
+    assert quantiles == [11.0, 5.0, 17.0]  # of 1..20 ms
