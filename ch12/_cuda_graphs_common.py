@@ -4,7 +4,7 @@ A decode step processes one new token per sequence: for each layer, RMSNorm, a Q
 projection, the new token's K/V written into a static KV cache, attention over the cache
 (SDPA), the output projection, a residual add, RMSNorm, a SwiGLU MLP and another residual
 add; then a final RMSNorm. At batch 4 every kernel is small: the `cuda_graphs` config
-(hidden 2048, 4 layers, ~1B-class widths) launches ~100 kernels of a few µs each, so the
+(hidden 2048, 4 layers, ~1B-class widths) launches dozens of kernels of a few µs each, so the
 host's launches, not the GPU, set the pace. `graph_bandwidth` runs the same step at
 70B-class widths (hidden 8192, one layer): a few weight-streaming matmuls of ~100 µs each
 dominate, the GPU is always behind the host, and a graph has nothing to hide.

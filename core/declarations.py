@@ -69,9 +69,19 @@ class Declarations:
         return cls(**values)
 
     def differences(self, stored: Declarations) -> list[str]:
-        """'negative_result: stored "", now "why"' for each declaration that changed."""
+        """'negative_result: stored "", now "why"' for each declaration that changed. For the
+        explanations in WORDING_ONLY only their presence is a rule: rewording one changes
+        nothing the gate does, so it is not a rule change (the next store records the text)."""
+        def changed(name: str) -> bool:
+            now, then = getattr(self, name), getattr(stored, name)
+            return bool(now) != bool(then) if name in WORDING_ONLY else now != then
         return [f"{f.name}: stored {getattr(stored, f.name)!r}, now {getattr(self, f.name)!r}"
-                for f in fields(self) if getattr(self, f.name) != getattr(stored, f.name)]
+                for f in fields(self) if changed(f.name)]
+
+
+# Declarations whose text explains and whose presence decides: a negative result is not
+# gated, a host-bound one is judged with the host's tolerance, whatever the words say.
+WORDING_ONLY = ("negative_result", "cpu_bound")
 
 
 def rules_changed(ex: Any, entry: dict[str, Any] | None) -> GateResult | None:

@@ -152,6 +152,18 @@ def test_a_run_declaring_other_rules_than_stored_fails_the_gate(declared, field)
     assert rules_changed(ex, _stored(**Declarations(**declared).to_dict())) is None  # the twin
 
 
+@pytest.mark.parametrize("field", ["negative_result", "cpu_bound"])
+def test_rewording_an_explanation_is_not_a_rule_change_but_dropping_it_is(field):
+    """Only whether a negative result or a host-bound step is declared decides the verdict,
+    so new words for one (a README-level fix) need no re-store; declaring or dropping one does."""
+    ex = pair_result(side(1.0), side(1.0), (0.99, 1.01)).examples[0]
+    ex.declarations = Declarations(**{field: "the new words"})
+    assert rules_changed(ex, _stored(**{field: "the old words"})) is None
+    ex.declarations = Declarations()
+    dropped = rules_changed(ex, _stored(**{field: "the old words"}))
+    assert dropped.status == "rules changed" and f"{field}: stored 'the old words'" in dropped.message
+
+
 def test_an_entry_without_declarations_declared_nothing():
     ex = pair_result(side(1.0), side(1.0), (0.99, 1.01)).examples[0]
     assert rules_changed(ex, {"speedup": 3.0}) is None
