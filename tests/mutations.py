@@ -199,6 +199,11 @@ MUTATIONS = [
              "if getattr(variant, name) > getattr(baseline, name) * (1 + 1e-9)]",
              "if False]",
              (C + "test_a_declared_precision_may_count_fewer_bytes_never_more",)),
+    Mutation("declaration-values-read-as-wording", "core/declarations.py",
+             'WORDING_ONLY = ("negative_result", "cpu_bound")',
+             'WORDING_ONLY = ("negative_result", "cpu_bound", "tolerance", "timing_mode", "goal", '
+             '"precision", "simulated")',
+             (C + "test_any_other_changed_value_is_a_rule_change",)),
     Mutation("declarations-not-pinned", "core/declarations.py",
              "    if not differences:\n        return None",
              "    return None",

@@ -164,6 +164,21 @@ def test_rewording_an_explanation_is_not_a_rule_change_but_dropping_it_is(field)
     assert dropped.status == "rules changed" and f"{field}: stored 'the old words'" in dropped.message
 
 
+@pytest.mark.parametrize("stored, now", [
+    ({"tolerance": (0.1, 0.1)}, {"tolerance": (0.2, 0.1)}),
+    ({"timing_mode": "graph"}, {"timing_mode": "cold"}),
+    ({"goal": "memory"}, {"goal": "compile_time"}),
+    ({"precision": "bf16 operands"}, {"precision": "fp8 operands"}),
+    ({"simulated": "model A"}, {"simulated": "model B"}),
+])
+def test_any_other_changed_value_is_a_rule_change(stored, now):
+    """Past the two explanations, a declaration's value is the rule: a looser tolerance or
+    another timing mode, precision or goal is 'rules changed' even when both are declared."""
+    ex = pair_result(side(1.0), side(1.0), (0.99, 1.01)).examples[0]
+    ex.declarations = Declarations(**now)
+    assert rules_changed(ex, _stored(**Declarations(**stored).to_dict())).status == "rules changed"
+
+
 def test_an_entry_without_declarations_declared_nothing():
     ex = pair_result(side(1.0), side(1.0), (0.99, 1.01)).examples[0]
     assert rules_changed(ex, {"speedup": 3.0}) is None
