@@ -54,7 +54,7 @@ from core.ranks import Ranks
 from core.busy import measure_busy
 from core.checks import Checks
 from core.record import BatchCheck, ExampleResult, PairResult, PairSpec, SideResult
-from core.rules import variant_problem, workload_problem
+from core.rules import declaration_problem, variant_problem, workload_problem
 from core.signing import deliver, read_token
 from core.stats import speedup_interval, summarize
 from core.verify import plain_problem, snapshot_into
@@ -157,6 +157,21 @@ class PairSession(Checks):
             who = self.name_of(blame) if blame else self.spec.pair
             raise PairError(f"{who}: {problem} ({when})")
 
+    def check_declarations(self, when: str) -> set[str]:
+        """A declaration set on a side's instance since it was loaded (core.rules.DECLARED)
+        fails that side, or the whole pair when it is the baseline's (its declarations judge
+        every side). Returns the variants dropped."""
+        problem = declaration_problem(self.baseline, self.file)
+        if problem:
+            raise PairError(f"{problem} ({when})")
+        dropped = set()
+        for name in list(self.sides):
+            problem = declaration_problem(self.sides[name], self.examples[name].file)
+            if problem:
+                self.fail(name, f"{problem} ({when})")
+                dropped.add(name)
+        return dropped
+
     # --- 1. load and set up ------------------------------------------------------------
     def load(self) -> bool:
         """Load every side; False when the pair cannot run at all (result says why)."""
@@ -170,6 +185,10 @@ class PairSession(Checks):
             self.result.fail_all(str(exc))
             return False
         self.check_guard("while importing", "baseline")
+        problem = declaration_problem(self.baseline, self.file)
+        if problem:
+            self.result.fail_all(problem)
+            return False
         if GUARD:  # from here, nothing a variant imports may change the baseline or its modules
             GUARD.watch_pair(self.baseline)
         self.result.teaching = bool(option(self.baseline, "teaching", False))
@@ -191,6 +210,7 @@ class PairSession(Checks):
             goal.before_setup(self, names)
         for name in ["baseline", *self.sides]:
             self.setup(name)
+        self.check_declarations("after setup()")
         self.check_owned_rules()
         return True
 
@@ -205,7 +225,8 @@ class PairSession(Checks):
         if why:
             self.fail(name, f"{relative(path)}: {why}", "skipped")
             return
-        problem = variant_problem(self.baseline, bench, relative(path))
+        problem = (declaration_problem(bench, relative(path))
+                   or variant_problem(self.baseline, bench, relative(path)))
         if problem:
             self.fail(name, problem)
             return
@@ -351,7 +372,8 @@ class PairSession(Checks):
                 return set()
             started = time.perf_counter()
             self.check_guard("during timing")  # no verdict with a patched harness (1 ms)
-            dropped = self.check_timed(fresh, captured, index, "baseline" in stateful)
+            dropped = self.check_declarations("during timing")
+            dropped |= self.check_timed(fresh, captured, index, "baseline" in stateful)
             captured.clear()
             self.integrity.checks_s += time.perf_counter() - started
             return dropped

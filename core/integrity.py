@@ -127,9 +127,13 @@ def mutation_problem(changed: list[str]) -> str | None:
             f"`inplace = True` if writing into the inputs is the technique")
 
 
-# What the harness relies on outside its own modules. Whole namespaces are not watched:
-# torch rebinds some of its own functions lazily (importing torch._dynamo wraps
-# torch.manual_seed), which is no cheat.
+# What the harness relies on outside its own modules. Besides these, every callable of the
+# `torch` and `torch.nn.functional` namespaces is watched (TORCH_NAMESPACES): a pair that
+# rebinds torch.Generator sees the harness draw each batch's seeds, one that rebinds a torch
+# op the baseline calls slows the baseline, one that rebinds one the verifier calls passes a
+# wrong answer. torch rebinds a few of its own lazily (importing torch._dynamo wraps
+# torch.manual_seed): a wrapper of the same function defined inside torch is no cheat.
+TORCH_NAMESPACES = ("torch", "torch.nn.functional")
 WATCHED = {
     "time": ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time"),
     "json": ("dumps", "dump", "loads"),
@@ -152,8 +156,8 @@ class Guard:
     """Remembers what a pair could replace to fake its numbers; names what changed.
 
     Built in the child before any pair module is imported. Watched: the clocks of `time`,
-    torch.cuda's synchronize and events, the torch functions verification uses and every
-    attribute of torch.Tensor, the json/os functions that write the result (WATCHED), and every
+    torch.cuda's synchronize and events, every function and class of `torch` and
+    `torch.nn.functional` (TORCH_NAMESPACES) and every attribute of torch.Tensor, the json/os functions that write the result (WATCHED), and every
     function, class and setting of the harness's own modules (core.*), down to each function's
     code object and defaults and each class's methods. After the baseline is imported,
     `watch_pair` adds the pair's own modules (its baseline file and the chapter modules it
@@ -170,6 +174,14 @@ class Guard:
         self._owners: dict[str, Any] = dict(objects)
         self._snapshot = {owner: {name: vars(objects[owner]).get(name, _MISSING)
                                   for name in names} for owner, names in WATCHED.items()}
+        import torch.nn.functional
+
+        for owner, module in (("torch", torch), ("torch.nn.functional", torch.nn.functional)):
+            self._owners[owner] = module  # every function and class, by identity
+            self._snapshot[owner] = {**{name: value for name, value in list(vars(module).items())
+                                        if callable(value) and not name.startswith("__")},
+                                     **self._snapshot.get(owner, {})}
+        self._torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
         for owner, cls in (("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase)):
             self._owners[owner] = cls  # every method the verifier could call, by identity
             self._snapshot[owner] = {**dict(vars(cls)), **self._snapshot.get(owner, {})}
@@ -238,8 +250,23 @@ class Guard:
             for name, value in before.items():
                 current = now.get(name, _MISSING)
                 if current is not value and not _same_value(current, value):
+                    if owner in TORCH_NAMESPACES and self._torch_rewrap(current, value):
+                        continue
                     changed.append(f"{owner}.{name}")
         return changed
+
+    def _torch_rewrap(self, current: Any, before: Any) -> bool:
+        """torch wrapping one of its own functions (torch._dynamo's torch.manual_seed): the new
+        value's chain of wrappers reaches the old one, and its code lives in torch's package."""
+        import inspect
+
+        try:
+            if inspect.unwrap(current, stop=lambda f: f is before) is not before:
+                return False
+            code_file = os.path.abspath(inspect.getfile(current))
+        except (TypeError, ValueError):  # a builtin, or a wrapper chain that loops
+            return False
+        return code_file.startswith(self._torch_dir + os.sep)
 
     def problem(self) -> str | None:
         changed = self.tampered()

@@ -115,6 +115,11 @@ def default_tolerance(dtype: torch.dtype) -> Tolerance:
 
 def tolerance_problem(tolerance: Tolerance, rms: float) -> str | None:
     """Why a declared tolerance is too loose for an expected output of this RMS, or None."""
+    if not all(math.isfinite(v) and v >= 0 for v in (tolerance.rtol, tolerance.atol)):
+        # NaN compares False with everything, so it would pass every bound below and every
+        # comparison after them; a negative one is no tolerance either
+        return (f"the declared tolerance (rtol={tolerance.rtol!r}, atol={tolerance.atol!r}) is not "
+                f"two finite, non-negative numbers")
     if tolerance.rtol > MAX_RTOL:
         return (f"the declared rtol={tolerance.rtol:g} is above {MAX_RTOL:g}; no precision "
                 f"change in the book needs more, and more would hide missing work")

@@ -217,3 +217,62 @@ def test_the_rms_error_may_use_half_the_declared_band(off, passes):
     check = compare(exact, exact * (1 + off), Tolerance(rtol=0.1, atol=0.0), bounded=True)
     assert check.ok is passes
     assert check.rms_used == pytest.approx(off / (RMS_SHARE * 0.1), rel=1e-6)
+
+
+# --- found by an adversarial audit (2026-11-28) ----------------------------------------------
+
+@pytest.mark.parametrize("rtol, atol", [(float("nan"), 0.0), (0.0, float("nan")), (float("inf"), 0.0),
+                                        (0.0, float("inf")), (-0.1, 0.0), (0.0, -1.0)])
+def test_a_tolerance_that_is_not_two_finite_non_negative_numbers_is_refused(rtol, atol):
+    """NaN compares False with everything: it passed every bound and every comparison."""
+    found = tolerance_problem(Tolerance(rtol, atol), 1.0)
+    assert found and "not two finite, non-negative numbers" in found
+    assert tolerance_problem(Tolerance(0.01, 0.01), 1.0) is None  # the twin
+
+
+def test_declarations_are_plain_class_attributes_fixed_at_load():
+    from core.benchmark import Benchmark
+    from core.rules import declaration_problem
+
+    class Plain(Benchmark):
+        stateful = True
+        tolerance = Tolerance(0.01, 0.01)
+
+    class ByProperty(Benchmark):
+        @property
+        def tolerance(self):
+            return Tolerance(float("nan"), float("nan"))
+
+    class ByMethod(Benchmark):
+        def stateful(self):
+            return True
+
+    assert declaration_problem(Plain(), "p.py") is None
+    assert "declares `tolerance` through a property" in declaration_problem(ByProperty(), "p.py")
+    assert "declares `stateful` through a function" in declaration_problem(ByMethod(), "p.py")
+    later = Plain()
+    later.timing_mode = "graph"  # what setup() or run() could do after the load
+    assert "sets its declaration `timing_mode` on the instance" in declaration_problem(later, "p.py")
+
+
+def test_the_guard_watches_every_torch_function_but_torchs_own_rewraps(monkeypatch):
+    """A pair that rebinds a torch op (the baseline's, the verifier's, torch.Generator) is
+    caught; torch wrapping one of its own (torch._dynamo's manual_seed) is not."""
+    import functools
+
+    import torch
+    import torch.nn.functional as F
+
+    from core.integrity import Guard
+
+    guard = Guard()
+    assert guard.tampered() == []
+    real_sin, real_seed, real_gelu = torch.sin, torch.manual_seed, F.gelu
+    monkeypatch.setattr(torch, "manual_seed", torch._disable_dynamo(real_seed))  # torch's own
+    assert guard.tampered() == []
+    monkeypatch.setattr(torch, "sin", functools.wraps(real_sin)(lambda x: real_sin(x)))
+    monkeypatch.setattr(torch, "Generator", type("Spy", (torch.Generator,), {}))
+    monkeypatch.setattr(F, "gelu", functools.wraps(real_gelu)(lambda x: real_gelu(x)))
+    assert set(guard.tampered()) == {"torch.sin", "torch.Generator", "torch.nn.functional.gelu"}
+    monkeypatch.setattr(torch, "manual_seed", functools.wraps(real_seed)(lambda s: real_seed(s)))
+    assert "torch.manual_seed" in guard.tampered()  # a wrapper of its own is the pair's
