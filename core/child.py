@@ -55,6 +55,7 @@ from core.busy import measure_busy
 from core.checks import Checks
 from core.record import BatchCheck, ExampleResult, PairResult, PairSpec, SideResult
 from core.rules import declaration_problem, variant_problem, workload_problem
+from core.threads import OutsideWork, ThreadLedger
 from core.signing import deliver, read_token
 from core.stats import speedup_interval, summarize
 from core.verify import plain_problem, snapshot_into
@@ -95,6 +96,7 @@ class PairSession(Checks):
         self.baseline: Benchmark | None = None
         self.sides: dict[str, Benchmark] = {}  # variants still in the race
         self.loaded: list[Benchmark] = []  # every side that was set up (torn down at the end)
+        self.threads = ThreadLedger()  # which side started each thread (core.threads)
         self.integrity = self.result.integrity
         self.file = relative(spec.baseline)
         self.graph_calls: dict[str, int] = {}  # side -> run() calls per replayed CUDA graph
@@ -158,19 +160,15 @@ class PairSession(Checks):
             raise PairError(f"{who}: {problem} ({when})")
 
     def check_declarations(self, when: str) -> set[str]:
-        """A declaration set on a side's instance since it was loaded (core.rules.DECLARED)
-        fails that side, or the whole pair when it is the baseline's (its declarations judge
-        every side). Returns the variants dropped."""
-        problem = declaration_problem(self.baseline, self.file)
-        if problem:
+        """A declaration set on a side's instance since its load (core.rules) fails it, or the
+        whole pair for the baseline's (they judge every side). Returns the variants dropped."""
+        if problem := declaration_problem(self.baseline, self.file):
             raise PairError(f"{problem} ({when})")
-        dropped = set()
-        for name in list(self.sides):
-            problem = declaration_problem(self.sides[name], self.examples[name].file)
+        found = {n: declaration_problem(self.sides[n], self.examples[n].file) for n in list(self.sides)}
+        for name, problem in found.items():
             if problem:
                 self.fail(name, f"{problem} ({when})")
-                dropped.add(name)
-        return dropped
+        return {name for name, problem in found.items() if problem}
 
     # --- 1. load and set up ------------------------------------------------------------
     def load(self) -> bool:
@@ -181,12 +179,12 @@ class PairSession(Checks):
             return False
         try:
             self.baseline = load_benchmark(Path(self.spec.baseline))
+            self.threads.claim("baseline")
         except PairError as exc:
             self.result.fail_all(str(exc))
             return False
         self.check_guard("while importing", "baseline")
-        problem = declaration_problem(self.baseline, self.file)
-        if problem:
+        if problem := declaration_problem(self.baseline, self.file):
             self.result.fail_all(problem)
             return False
         if GUARD:  # from here, nothing a variant imports may change the baseline or its modules
@@ -220,6 +218,8 @@ class PairSession(Checks):
         except PairError as exc:
             self.fail(name, str(exc))
             return
+        finally:
+            self.threads.claim(name)  # threads its import started
         self.check_guard("while importing", name)
         why = unmet_requirement(bench, self.device, self.spec.gpus)
         if why:
@@ -259,6 +259,7 @@ class PairSession(Checks):
         except Exception as exc:  # noqa: BLE001
             self.side_raised(name, exc, "setup")
         self.setup_s.setdefault(name, time.perf_counter() - started)
+        self.threads.claim(name)
         if cuda:
             self.setup_bytes.setdefault(name, torch.cuda.memory_allocated() - before)
         self.check_guard("during setup()", name)
@@ -293,6 +294,7 @@ class PairSession(Checks):
         cold, graph = "cold" in modes, "graph" in modes and device.startswith("cuda")
         flush = timing.L2Flusher() if cold and device.startswith("cuda") else None
         stateful = {n for n in names if option(benches[n], "stateful", False)}
+        outside = OutsideWork(self.threads)  # a variant's threads at work during others' batches
         checking_state = [False]  # this round starts the stateful sides from a fresh setup()
         captured: dict[str, Any] = {}
         impure: dict[str, str] = {}  # side -> why a timed output was not plain
@@ -329,6 +331,7 @@ class PairSession(Checks):
                 fresh[name].draw(calls)
                 self.integrity.fresh_sets += calls
                 self.integrity.fresh_s += time.perf_counter() - started
+                outside.before_batch()
 
             def call() -> Any:  # every timed output is plain (a lazy one would cost nothing)
                 out = bench.run(given)
@@ -352,6 +355,7 @@ class PairSession(Checks):
             """Right after each batch: no work escaped it, and the inputs hold the last call's
             values (a side that breaks either rule is out before the next side is timed)."""
             started = time.perf_counter()
+            outside.after_batch(name, batch.wall_ms / 1e3, list(self.sides))
             self.captured_at[name] = batch.captured_at or 0
             self.sm_clock.sample(name)
             problem = impure.get(name) or strikes.judge(name, self.escaped([batch], side=name))
@@ -410,6 +414,8 @@ class PairSession(Checks):
             self.ranks if self.ranks.distributed else None,
             decide=(lambda r, got, sizes: decided(r, got, sizes, floors)) if floors else None)
         self.integrity.timing_s = time.perf_counter() - started - self.integrity.checks_s
+        for name in [n for n in self.sides if outside.problem(n)]:
+            self.fail(name, f"{self.examples[name].file}: {outside.problem(name)}")
         self.check_guard("during timing")
         self.result.timing_mode = "graph" if graph else "cold" if cold else "hot"
         self.result.stop_reason, self.result.rounds = measurement.stop_reason, measurement.rounds

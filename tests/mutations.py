@@ -211,6 +211,9 @@ MUTATIONS = [
              "                    if owner in TORCH_NAMESPACES and self._torch_rewrap(current, value):",
              "                    if owner in TORCH_NAMESPACES:",
              (C + "test_the_guard_watches_every_torch_function_but_torchs_own_rewraps",)),
+    Mutation("threads-outside-their-calls-pass", "core/threads.py",
+             "OUTSIDE_CPU_SHARE = 0.1", "OUTSIDE_CPU_SHARE = 100.0",
+             ("tests/test_threads.py::test_a_variant_whose_threads_work_while_the_baseline_is_timed_fails",)),
     Mutation("declaration-values-read-as-wording", "core/declarations.py",
              'WORDING_ONLY = ("negative_result", "cpu_bound")',
              'WORDING_ONLY = ("negative_result", "cpu_bound", "tolerance", "timing_mode", "goal", '

@@ -1,0 +1,85 @@
+"""Which side started each thread of the child, and the CPU its threads used while other sides
+were timed.
+
+A variant can start a thread (at import, in setup() or in a call) that keeps running while
+the baseline is timed: it competes with the baseline for the interpreter and the cores and
+slows it (an adversarial audit's thread held the GIL whenever its own side was idle: the
+baseline's median went from 0.3 to 46 ms, a 3550x "speedup"), or it does its own side's work
+outside its timed calls. Honest thread pools (ch03's feeders, a DataLoader's pin-memory
+thread) wait while another side runs. The ledger reads each thread's CPU time from Linux's
+/proc (clock ticks, 10 ms): elsewhere it sees nothing and judges nothing.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+# A variant whose threads used more CPU than this share of the wall time other sides were
+# timed in, and more than the floor (a few clock ticks), kept working outside its own calls.
+OUTSIDE_CPU_SHARE = 0.1
+OUTSIDE_CPU_FLOOR_S = 0.02
+
+
+def thread_cpu_s(native_id: int) -> float | None:
+    """User + system CPU seconds of one thread of this process, or None where /proc is not."""
+    try:
+        with open(f"/proc/self/task/{native_id}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICKS_PER_S  # utime, stime (fields 14, 15)
+
+
+class ThreadLedger:
+    """Threads by the side that was loading, setting up or running when they appeared."""
+
+    def __init__(self) -> None:
+        self.owner: dict[int, str] = {}
+        self.claim("harness")  # the child's own, before any of the pair's code runs
+
+    def claim(self, side: str) -> None:
+        """Every live thread not seen before belongs to `side`."""
+        for thread in threading.enumerate():
+            if thread.native_id is not None and thread.native_id not in self.owner:
+                self.owner[thread.native_id] = side
+
+    def cpu_s(self) -> dict[str, float]:
+        """CPU seconds so far of each side's live threads."""
+        used: dict[str, float] = {}
+        for thread in threading.enumerate():
+            side = self.owner.get(thread.native_id or -1)
+            seconds = thread_cpu_s(thread.native_id) if side else None
+            if seconds is not None:
+                used[side] = used.get(side, 0.0) + seconds
+        return used
+
+
+class OutsideWork:
+    """Per side: CPU its threads used while other sides' batches were timed, and those batches'
+    wall time."""
+
+    def __init__(self, ledger: ThreadLedger) -> None:
+        self.ledger = ledger
+        self.cpu_s: dict[str, float] = {}
+        self.wall_s: dict[str, float] = {}
+        self._before: dict[str, float] = {}
+
+    def before_batch(self) -> None:
+        self._before = self.ledger.cpu_s()
+
+    def after_batch(self, timed_side: str, wall_s: float, sides: list[str]) -> None:
+        now = self.ledger.cpu_s()
+        for side in sides:
+            if side != timed_side:
+                self.cpu_s[side] = self.cpu_s.get(side, 0.0) + now.get(side, 0.0) - self._before.get(side, 0.0)
+                self.wall_s[side] = self.wall_s.get(side, 0.0) + wall_s
+        self.ledger.claim(timed_side)  # threads its calls started are its own
+
+    def problem(self, side: str) -> str | None:
+        used, wall = self.cpu_s.get(side, 0.0), self.wall_s.get(side, 0.0)
+        if used <= max(OUTSIDE_CPU_FLOOR_S, OUTSIDE_CPU_SHARE * wall):
+            return None
+        return (f"its threads used {used * 1e3:.0f} ms of CPU while the other sides were timed "
+                f"({wall * 1e3:.0f} ms of their batches): a side's work happens in its own calls, "
+                f"and a thread that keeps running slows the sides it competes with")

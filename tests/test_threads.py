@@ -1,0 +1,70 @@
+"""core.threads: which side started each thread, and a variant's threads at work while the
+other sides are timed (the planted `gil_hog` pair runs the whole path in tests/test_planted.py)."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from core.threads import OUTSIDE_CPU_FLOOR_S, OUTSIDE_CPU_SHARE, OutsideWork, ThreadLedger, thread_cpu_s
+
+
+def test_a_thread_belongs_to_the_side_that_was_running_when_it_appeared():
+    ledger = ThreadLedger()  # this process's threads so far: the harness's
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait)
+    worker.start()
+    try:
+        ledger.claim("variant")
+        ledger.claim("later")  # a second claim takes nothing already owned
+        assert ledger.owner[worker.native_id] == "variant"
+        assert ledger.owner[threading.main_thread().native_id] == "harness"
+    finally:
+        release.set()
+        worker.join()
+
+
+@pytest.mark.skipif(thread_cpu_s(threading.main_thread().native_id) is None,
+                    reason="needs Linux's /proc (per-thread CPU time)")
+def test_thread_cpu_is_read_from_proc():
+    assert thread_cpu_s(threading.main_thread().native_id) >= 0.0
+    assert thread_cpu_s(2 ** 31 - 1) is None  # no such thread
+
+
+class _FakeLedger:
+    """CPU seconds by side, set by the test between batches."""
+
+    def __init__(self) -> None:
+        self.now: dict[str, float] = {}
+        self.claimed: list[str] = []
+
+    def cpu_s(self) -> dict[str, float]:
+        return dict(self.now)
+
+    def claim(self, side: str) -> None:
+        self.claimed.append(side)
+
+
+def _batches(cpu_during_baseline: float, wall_s: float) -> OutsideWork:
+    ledger = _FakeLedger()
+    work = OutsideWork(ledger)
+    work.before_batch()
+    ledger.now = {"hog": cpu_during_baseline, "baseline": wall_s}
+    work.after_batch("baseline", wall_s, ["hog", "pool"])
+    work.before_batch()
+    ledger.now["hog"] += wall_s  # its own batch: its own business
+    work.after_batch("hog", wall_s, ["hog", "pool"])
+    assert ledger.claimed == ["baseline", "hog"]
+    return work
+
+
+def test_a_variant_whose_threads_work_while_the_baseline_is_timed_fails():
+    wall = 1.0
+    busy = _batches(cpu_during_baseline=0.5, wall_s=wall)
+    assert busy.cpu_s["hog"] == 0.5 and busy.wall_s["hog"] == wall
+    assert "its threads used 500 ms of CPU" in busy.problem("hog")
+    assert busy.problem("pool") is None  # no threads of its own at work
+    idle = _batches(cpu_during_baseline=OUTSIDE_CPU_SHARE * wall * 0.9, wall_s=wall)
+    assert idle.problem("hog") is None  # a little bookkeeping between calls is allowed
+    short = _batches(cpu_during_baseline=OUTSIDE_CPU_FLOOR_S * 0.9, wall_s=0.01)
+    assert short.problem("hog") is None  # below a few clock ticks: nothing can be told
