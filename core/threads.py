@@ -1,4 +1,4 @@
-"""Which side started each thread of the child, and the CPU its threads used while other sides
+"""Which side started each thread of the child, and how long its threads were busy while other sides
 were timed.
 
 A variant can start a thread (at import, in setup() or in a call) that keeps running while
@@ -6,29 +6,39 @@ the baseline is timed: it competes with the baseline for the interpreter and the
 slows it (an adversarial audit's thread held the GIL whenever its own side was idle: the
 baseline's median went from 0.3 to 46 ms, a 3550x "speedup"), or it does its own side's work
 outside its timed calls. Honest thread pools (ch03's feeders, a DataLoader's pin-memory
-thread) wait while another side runs. The ledger reads each thread's CPU time from Linux's
-/proc (clock ticks, 10 ms): elsewhere it sees nothing and judges nothing.
+thread) wait, blocked, while another side runs. The ledger reads how long each thread was busy
+(running or ready to run: Linux's /proc schedstat, else its CPU clock); where neither can be
+read it sees nothing and judges nothing.
 """
 from __future__ import annotations
 
-import os
 import threading
+import time
 
-_TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-# A variant whose threads used more CPU than this share of the wall time other sides were
-# timed in, and more than the floor (a few clock ticks), kept working outside its own calls.
+# A variant whose threads were busy for more than this share of the wall time other sides
+# were timed in, and more than the floor, kept working outside its own calls.
 OUTSIDE_CPU_SHARE = 0.1
-OUTSIDE_CPU_FLOOR_S = 0.02
+OUTSIDE_CPU_FLOOR_S = 0.002
 
 
-def thread_cpu_s(native_id: int) -> float | None:
-    """User + system CPU seconds of one thread of this process, or None where /proc is not."""
-    try:
-        with open(f"/proc/self/task/{native_id}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
+def thread_busy_s(thread: threading.Thread) -> float | None:
+    """Seconds one live thread of this process has been busy: running, or ready to run and
+    waiting for a core (Linux's /proc schedstat). A thread that holds the interpreter while
+    the OS has it off a core still keeps other threads waiting, so its CPU time alone would
+    undercount it on a loaded host. Elsewhere its CPU clock; None where neither is readable."""
+    if thread.native_id is not None:
+        try:
+            with open(f"/proc/self/task/{thread.native_id}/schedstat") as handle:
+                ran_ns, waited_ns = (int(v) for v in handle.read().split()[:2])
+            return (ran_ns + waited_ns) / 1e9
+        except (OSError, ValueError):
+            pass
+    if thread.ident is None or not hasattr(time, "pthread_getcpuclockid"):
         return None
-    return (int(fields[11]) + int(fields[12])) / _TICKS_PER_S  # utime, stime (fields 14, 15)
+    try:
+        return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+    except (OSError, OverflowError):
+        return None
 
 
 class ThreadLedger:
@@ -41,23 +51,23 @@ class ThreadLedger:
     def claim(self, side: str) -> None:
         """Every live thread not seen before belongs to `side`."""
         for thread in threading.enumerate():
-            if thread.native_id is not None and thread.native_id not in self.owner:
-                self.owner[thread.native_id] = side
+            if thread.ident is not None and thread.ident not in self.owner:
+                self.owner[thread.ident] = side
 
     def cpu_s(self) -> dict[str, float]:
         """CPU seconds so far of each side's live threads."""
         used: dict[str, float] = {}
         for thread in threading.enumerate():
-            side = self.owner.get(thread.native_id or -1)
-            seconds = thread_cpu_s(thread.native_id) if side else None
+            side = self.owner.get(thread.ident or -1)
+            seconds = thread_busy_s(thread) if side else None
             if seconds is not None:
                 used[side] = used.get(side, 0.0) + seconds
         return used
 
 
 class OutsideWork:
-    """Per side: CPU its threads used while other sides' batches were timed, and those batches'
-    wall time."""
+    """Per side: how long its threads were busy while other sides' batches were timed, and
+    those batches' wall time."""
 
     def __init__(self, ledger: ThreadLedger) -> None:
         self.ledger = ledger
@@ -80,6 +90,6 @@ class OutsideWork:
         used, wall = self.cpu_s.get(side, 0.0), self.wall_s.get(side, 0.0)
         if used <= max(OUTSIDE_CPU_FLOOR_S, OUTSIDE_CPU_SHARE * wall):
             return None
-        return (f"its threads used {used * 1e3:.0f} ms of CPU while the other sides were timed "
+        return (f"its threads were busy (running or ready to run) for {used * 1e3:.0f} ms while the other sides were timed "
                 f"({wall * 1e3:.0f} ms of their batches): a side's work happens in its own calls, "
                 f"and a thread that keeps running slows the sides it competes with")
