@@ -42,7 +42,7 @@ import torch  # imported before any pair module, for the Guard's snapshot
 from core import goals, timing  # timing binds its functions before any pair module is imported
 from core.benchmark import (BenchContext, Benchmark, PairError, Requirements, SideError, Tolerance,
                             option)
-from core.declarations import Declarations
+from core.declarations import Declarations, declaration_problem
 from core.decided import decided
 from core.hardware import SmClock
 from core.integrity import EscapeStrikes, Guard, escape_problem, mutation_problem
@@ -54,7 +54,7 @@ from core.ranks import Ranks
 from core.busy import measure_busy
 from core.checks import Checks
 from core.record import BatchCheck, ExampleResult, PairResult, PairSpec, SideResult
-from core.rules import declaration_problem, variant_problem, workload_problem
+from core.rules import variant_problem, workload_problem
 from core.threads import OutsideWork, ThreadLedger
 from core.signing import deliver, read_token
 from core.stats import speedup_interval, summarize
@@ -160,7 +160,7 @@ class PairSession(Checks):
             raise PairError(f"{who}: {problem} ({when})")
 
     def check_declarations(self, when: str) -> set[str]:
-        """A declaration set on a side's instance since its load (core.rules) fails it, or the
+        """A declaration set on a side's instance since its load (core.declarations) fails it, or the
         whole pair for the baseline's (they judge every side). Returns the variants dropped."""
         if problem := declaration_problem(self.baseline, self.file):
             raise PairError(f"{problem} ({when})")
@@ -414,6 +414,7 @@ class PairSession(Checks):
             self.ranks if self.ranks.distributed else None,
             decide=(lambda r, got, sizes: decided(r, got, sizes, floors)) if floors else None)
         self.integrity.timing_s = time.perf_counter() - started - self.integrity.checks_s
+        outside.finish(list(self.sides))
         for name in [n for n in self.sides if outside.problem(n)]:
             self.fail(name, f"{self.examples[name].file}: {outside.problem(name)}")
         self.check_guard("during timing")

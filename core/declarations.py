@@ -5,13 +5,16 @@ result, host-bound work, a teaching example, a timing mode, stateful or in-place
 precision change and its tolerance, a simulation. `--update-expectations` stores them in the
 variant's entry (`"declarations"`), and a later run whose declarations differ fails the gate
 ("rules changed") until someone stores them again on purpose: a rule change is then a
-reviewable diff of `expectations_*.json`, never a line in the optimized file alone.
+reviewable diff of `expectations_*.json`, never a line in the optimized file alone. So that
+what is stored is what is judged, declarations are plain class attributes, read once when a
+side is loaded (`declaration_problem`).
 
     python -m core.declarations --migrate   # one-off: add today's declarations to stored
                                             # entries that lack them (reads the pair files)
 """
 from __future__ import annotations
 
+import inspect
 import sys
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -82,6 +85,29 @@ class Declarations:
 # Declarations whose text explains and whose presence decides: a negative result is not
 # gated, a host-bound one is judged with the host's tolerance, whatever the words say.
 WORDING_ONLY = ("negative_result", "cpu_bound")
+
+
+# What a side declares about itself (core.declarations): plain class attributes, read once
+# when the side is loaded and stored with its entry. A property or other descriptor could
+# answer one thing then and another while the side is judged (a NaN tolerance once set up,
+# `stateful` only after the first calls), and an instance attribute set later likewise.
+DECLARED = tuple(f.name for f in fields(Declarations))
+
+
+def declaration_problem(bench: Any, origin: str) -> str | None:
+    """Why `bench` (file `origin`) declares something other than as a plain class attribute
+    (a property, a method or another descriptor), or has one set on the instance, or None."""
+    for name in DECLARED:
+        if name in vars(bench):
+            return (f"{origin}: sets its declaration `{name}` on the instance; declarations are "
+                    f"class attributes, read once when the side is loaded (what is stored is "
+                    f"what is judged)")
+        found = inspect.getattr_static(type(bench), name, None)
+        if hasattr(type(found), "__get__"):
+            return (f"{origin}: declares `{name}` through a {type(found).__name__}; declarations "
+                    f"are plain class attributes (`{name} = ...`), read once when the side is "
+                    f"loaded, so what is stored is what is judged")
+    return None
 
 
 def rules_changed(ex: Any, entry: dict[str, Any] | None) -> GateResult | None:

@@ -10,12 +10,8 @@ baseline's (`workload_problem`).
 """
 from __future__ import annotations
 
-import inspect
-from dataclasses import fields
-
 from core import goals
 from core.benchmark import Benchmark, Workload, option
-from core.declarations import Declarations
 
 # What a variant inherits from the baseline and never brings of its own; workload() is the
 # exception a declared `precision` allows, bounded by workload_problem().
@@ -25,29 +21,6 @@ PAIR_OWNED = ("make_inputs", "reference", "workload",
 # than the baseline's (that would raise its % of ceiling).
 ROOF_ORDER = {"fp64": 0, "fp32": 1, "tf32": 2, "bf16": 3, "fp16": 3, "fp8": 4, "int8": 4,
               "fp4": 5, "nvfp4": 5}
-
-
-# What a side declares about itself (core.declarations): plain class attributes, read once
-# when the side is loaded and stored with its entry. A property or other descriptor could
-# answer one thing then and another while the side is judged (a NaN tolerance once set up,
-# `stateful` only after the first calls), and an instance attribute set later likewise.
-DECLARED = tuple(f.name for f in fields(Declarations))
-
-
-def declaration_problem(bench: Benchmark, origin: str) -> str | None:
-    """Why `bench` (file `origin`) declares something other than as a plain class attribute
-    (a property, a method or another descriptor), or has one set on the instance, or None."""
-    for name in DECLARED:
-        if name in vars(bench):
-            return (f"{origin}: sets its declaration `{name}` on the instance; declarations are "
-                    f"class attributes, read once when the side is loaded (what is stored is "
-                    f"what is judged)")
-        found = inspect.getattr_static(type(bench), name, None)
-        if hasattr(type(found), "__get__"):
-            return (f"{origin}: declares `{name}` through a {type(found).__name__}; declarations "
-                    f"are plain class attributes (`{name} = ...`), read once when the side is "
-                    f"loaded, so what is stored is what is judged")
-    return None
 
 
 def variant_problem(baseline: Benchmark, variant: Benchmark, origin: str) -> str | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Callable
 
 # A variant whose threads were busy for more than this share of the wall time other sides
 # were timed in, and more than the floor, kept working outside its own calls.
@@ -66,30 +67,47 @@ class ThreadLedger:
 
 
 class OutsideWork:
-    """Per side: how long its threads were busy while other sides' batches were timed, and
-    those batches' wall time."""
+    """Per side: how long its threads were busy while the side was not in its own timed batch
+    (other sides' batches and the harness's work between them), and how long that was. Counted
+    over the whole timing, not batch by batch: a busy thread's count is only brought up to date
+    at the OS scheduler's ticks, which a short batch can fall between."""
 
-    def __init__(self, ledger: ThreadLedger) -> None:
-        self.ledger = ledger
-        self.cpu_s: dict[str, float] = {}
-        self.wall_s: dict[str, float] = {}
+    def __init__(self, ledger: ThreadLedger, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.ledger, self.clock = ledger, clock
+        self.cpu_s: dict[str, float] = {}  # busy outside its own batches (filled by finish())
+        self.wall_s: dict[str, float] = {}  # time outside its own batches
+        self._own_busy: dict[str, float] = {}
+        self._own_wall: dict[str, float] = {}
+        self._first: dict[str, float] | None = None
+        self._started = 0.0
         self._before: dict[str, float] = {}
 
     def before_batch(self) -> None:
         self._before = self.ledger.cpu_s()
+        if self._first is None:
+            self._first, self._started = self._before, self.clock()
 
     def after_batch(self, timed_side: str, wall_s: float, sides: list[str]) -> None:
         now = self.ledger.cpu_s()
-        for side in sides:
-            if side != timed_side:
-                self.cpu_s[side] = self.cpu_s.get(side, 0.0) + now.get(side, 0.0) - self._before.get(side, 0.0)
-                self.wall_s[side] = self.wall_s.get(side, 0.0) + wall_s
+        self._own_busy[timed_side] = (self._own_busy.get(timed_side, 0.0)
+                                      + now.get(timed_side, 0.0) - self._before.get(timed_side, 0.0))
+        self._own_wall[timed_side] = self._own_wall.get(timed_side, 0.0) + wall_s
         self.ledger.claim(timed_side)  # threads its calls started are its own
+
+    def finish(self, sides: list[str]) -> None:
+        """After the timing: each side's busy time and wall time outside its own batches."""
+        if self._first is None:
+            return
+        now, elapsed = self.ledger.cpu_s(), self.clock() - self._started
+        for side in sides:
+            busy = now.get(side, 0.0) - self._first.get(side, 0.0) - self._own_busy.get(side, 0.0)
+            self.cpu_s[side] = max(0.0, busy)
+            self.wall_s[side] = max(0.0, elapsed - self._own_wall.get(side, 0.0))
 
     def problem(self, side: str) -> str | None:
         used, wall = self.cpu_s.get(side, 0.0), self.wall_s.get(side, 0.0)
         if used <= max(OUTSIDE_CPU_FLOOR_S, OUTSIDE_CPU_SHARE * wall):
             return None
-        return (f"its threads were busy (running or ready to run) for {used * 1e3:.0f} ms while the other sides were timed "
-                f"({wall * 1e3:.0f} ms of their batches): a side's work happens in its own calls, "
+        return (f"its threads were busy (running or ready to run) for {used * 1e3:.0f} ms of the "
+                f"{wall * 1e3:.0f} ms the timing spent outside its own batches: a side's work happens in its own calls, "
                 f"and a thread that keeps running slows the sides it competes with")

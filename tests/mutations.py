@@ -203,7 +203,7 @@ MUTATIONS = [
              "    if not all(math.isfinite(v) and v >= 0 for v in (tolerance.rtol, tolerance.atol)):",
              "    if False:",
              (C + "test_a_tolerance_that_is_not_two_finite_non_negative_numbers_is_refused",)),
-    Mutation("declarations-through-properties", "core/rules.py",
+    Mutation("declarations-through-properties", "core/declarations.py",
              '        if hasattr(type(found), "__get__"):',
              "        if False:",
              (C + "test_declarations_are_plain_class_attributes_fixed_at_load",)),

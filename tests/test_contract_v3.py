@@ -232,7 +232,7 @@ def test_a_tolerance_that_is_not_two_finite_non_negative_numbers_is_refused(rtol
 
 def test_declarations_are_plain_class_attributes_fixed_at_load():
     from core.benchmark import Benchmark
-    from core.rules import declaration_problem
+    from core.declarations import declaration_problem
 
     class Plain(Benchmark):
         stateful = True

@@ -60,26 +60,30 @@ class _FakeLedger:
         self.claimed.append(side)
 
 
-def _batches(cpu_during_baseline: float, wall_s: float) -> OutsideWork:
-    ledger = _FakeLedger()
-    work = OutsideWork(ledger)
+def _timing(cpu_during_baseline: float, wall_s: float) -> OutsideWork:
+    """A baseline batch of `wall_s`, then the hog's own batch of `wall_s`, on a fake clock."""
+    ledger, clock = _FakeLedger(), [0.0]
+    work = OutsideWork(ledger, clock=lambda: clock[0])
     work.before_batch()
+    clock[0] += wall_s
     ledger.now = {"hog": cpu_during_baseline, "baseline": wall_s}
     work.after_batch("baseline", wall_s, ["hog", "pool"])
     work.before_batch()
+    clock[0] += wall_s
     ledger.now["hog"] += wall_s  # its own batch: its own business
     work.after_batch("hog", wall_s, ["hog", "pool"])
+    work.finish(["hog", "pool"])
     assert ledger.claimed == ["baseline", "hog"]
     return work
 
 
 def test_a_variant_whose_threads_work_while_the_baseline_is_timed_fails():
     wall = 1.0
-    busy = _batches(cpu_during_baseline=0.5, wall_s=wall)
-    assert busy.cpu_s["hog"] == 0.5 and busy.wall_s["hog"] == wall
+    busy = _timing(cpu_during_baseline=0.5, wall_s=wall)
+    assert busy.cpu_s["hog"] == 0.5 and busy.wall_s["hog"] == wall  # outside its own batch
     assert "its threads were busy (running or ready to run) for 500 ms" in busy.problem("hog")
     assert busy.problem("pool") is None  # no threads of its own at work
-    idle = _batches(cpu_during_baseline=OUTSIDE_CPU_SHARE * wall * 0.9, wall_s=wall)
+    idle = _timing(cpu_during_baseline=OUTSIDE_CPU_SHARE * wall * 0.9, wall_s=wall)
     assert idle.problem("hog") is None  # a little bookkeeping between calls is allowed
-    short = _batches(cpu_during_baseline=OUTSIDE_CPU_FLOOR_S * 0.9, wall_s=0.01)
+    short = _timing(cpu_during_baseline=OUTSIDE_CPU_FLOOR_S * 0.9, wall_s=0.01)
     assert short.problem("hog") is None  # below a few clock ticks: nothing can be told

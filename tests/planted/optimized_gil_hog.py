@@ -1,7 +1,7 @@
 """CHEAT (found by an adversarial audit, 2026-11-28): a thread started at import holds the
-interpreter whenever this side has not been called for 2 ms, that is while the baseline is
-timed. The baseline's calls wait for the interpreter; this side's own calls do not (the
-thread backs off while it runs). On the CPU the audit saw 300-3550x."""
+interpreter whenever this side is not in a call, that is while the baseline is timed. The
+baseline's calls wait for the interpreter; this side's own calls do not (the thread backs
+off while one runs). On the CPU the audit's version saw 300-3550x."""
 import sys
 import threading
 import time
@@ -10,21 +10,17 @@ from ._planted_common import Planted
 
 EXPECT = "its threads were busy"
 TWIN = "optimized_thread_pool"  # its honest twin
-# When the interpreter's scheduling keeps the thread away from the baseline's batches, it
-# slows only its own side: no gain either.
-TIMED_IN_FULL_OK = True
 
-_clock = time.perf_counter
-_last_call = [0.0]
+_in_run = threading.Event()
 
 
 def _hog() -> None:
     while True:
-        if _clock() - _last_call[0] < 0.002:
+        if _in_run.is_set():  # its own calls run at full speed
             time.sleep(0.0002)
             continue
-        end = _clock() + 0.001
-        while _clock() < end:  # spin, holding the interpreter
+        end = time.perf_counter() + 0.001
+        while time.perf_counter() < end:  # spin, holding the interpreter
             pass
 
 
@@ -34,10 +30,11 @@ sys.setswitchinterval(0.02)  # once it holds the interpreter, it keeps it for 20
 
 class Honest(Planted):
     def run(self, inputs):
-        _last_call[0] = _clock()
-        out = self.compute(*inputs)
-        _last_call[0] = _clock()
-        return out
+        _in_run.set()
+        try:
+            return self.compute(*inputs)
+        finally:
+            _in_run.clear()
 
 
 get_benchmark = Honest
