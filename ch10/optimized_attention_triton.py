@@ -7,7 +7,7 @@ with fp32 accumulators, and an exp2 online softmax keeps the scores on chip. The
 picks among software-pipelined and warp-specialized (producer/consumer) builds on the first
 call, in setup(). Same rounding as the flash kernels (fp32 scores and softmax, bf16
 probabilities into the second matmul, bf16 out), so the pair's tolerance. On an H200 (Triton
-3.6): 75% of cuDNN's TFLOP/s on the same inputs; the README says what bounds it.
+3.6): 79% of cuDNN's TFLOP/s on the same inputs; the README says what bounds it.
 """
 
 from ch10._attention_common import AttentionBench
