@@ -23,6 +23,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 REPLAYS = 3  # per side, sides alternating, each round on trace(seed) of a fresh harness seed
+WARM_UP_REQUESTS = 16  # the uncounted round before them serves this many of its trace's requests
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,12 @@ def poisson_trace(seed: int, requests: int, rate_rps: float, prompt_len: tuple[i
     return Trace(built, f"{requests} requests, Poisson arrivals at {rate_rps:g}/s, prompts "
                         f"{prompt_len[0]}-{prompt_len[1]} tokens, outputs {output_len[0]}-"
                         f"{output_len[1]} tokens, uniform; {drawn}")
+
+
+def warm_up_trace(trace: Trace, requests: int = WARM_UP_REQUESTS) -> Trace:
+    """The first `requests` of `trace`: enough to take every path an engine has (prefill,
+    decode, a hand-off between GPUs) once, at a fraction of a full replay's time."""
+    return Trace(trace.requests[:requests], f"warm-up: the first {requests} of {trace.description}")
 
 
 class Engine(Protocol):
