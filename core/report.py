@@ -93,8 +93,8 @@ PAIR_BUDGET_S = 20.0
 
 def slow_notes(record: RunRecord) -> list[str]:
     """A full run's pairs over PAIR_BUDGET_S whose baseline does not say why (`slow_because`)."""
-    if record.options.get("mode", "full") != "full":
-        return []
+    if record.options.get("mode", "full") != "full" or record.options.get("profile"):
+        return []  # smoke runs shrink shapes; profiled runs add the profilers' own time
     return [f"SLOW {p.pair}: {p.duration_s:.0f} s, above the {PAIR_BUDGET_S:.0f} s a pair may "
             f"take; shrink its regime while it still shows the lesson, or declare "
             f"slow_because = \"why\" on its baseline"
