@@ -55,6 +55,11 @@ def symmetric_memory() -> ModuleType:
 
 class PutSignalPipeline(PipelineForward):
     supports_cpu = False  # symmetric memory is CUDA memory
+    negative_result = ("0.93x on 2 and on 4 H200s: each 64 KiB hand-off is a copy into the next "
+                       "GPU's slot, a node of its own on every micro-batch's critical path, plus "
+                       "two flag kernels, where NCCL's captured send and recv are one kernel each; "
+                       "`nvshmem_pipeline_store`, whose block stores straight into the next GPU, "
+                       "drops the copy and measures 1.12x (ch04/README.md)")
 
     def setup(self, ctx):
         super().setup(ctx)
