@@ -14,7 +14,13 @@ last-token logits. The activations [batch, tokens, d_model] cross from GPU 0 to 
   copy it does not read. Steady state: max(stage time) per micro-batch instead of the sum.
   Four micro-batches: the schedule takes (4 + 1) stage-steps of a quarter batch instead of
   2 full-batch steps, 1.6x at best with balanced stages; more micro-batches shrink the bubble
-  but give each matmul fewer rows (8 prompts x 512 tokens = 4096 rows per micro-batch here).
+  but give each matmul fewer rows (32 prompts x 512 tokens = 16384 rows per micro-batch here).
+
+Batch: one Python thread issues both GPUs' kernels, so a micro-batch's stage must take the
+GPU longer than the host takes to issue *both* stages' kernels, or the host sets the pace.
+On 2xH200 the host took ~10 ms to issue the 8 layers (~5 ms per stage, at any batch), and
+at 32 prompts (4096 rows per micro-batch) a stage took the GPU ~4 ms: the optimized side
+was host-bound at 0.76x. At 128 prompts a micro-batch's stage is ~17 ms of GPU work.
 
 Regime: pipeline parallelism is how a model that does *not* fit on one GPU is served. This
 decoder (8 layers of `SMALL`, ~0.5 B parameters) fits on one GPU many times over: on one GPU,
@@ -45,7 +51,7 @@ class PipelineSizes:
     micro_batches: int  # the optimized side's split
 
 
-GPU_SIZES = PipelineSizes(cfg=replace(SMALL, n_layers=8, max_seq=1024), batch=32, prompt_len=512,
+GPU_SIZES = PipelineSizes(cfg=replace(SMALL, n_layers=8, max_seq=1024), batch=128, prompt_len=512,
                           micro_batches=4)
 CPU_SIZES = PipelineSizes(cfg=TINY, batch=4, prompt_len=16, micro_batches=2)
 
