@@ -1007,15 +1007,10 @@ def load_test(
     duration: float = typer.Option(30.0, min=0.1, help="Seconds of replays counted, after "
                                    "one warm-up replay."),
     timeout: float = typer.Option(1800.0, min=1.0, help="Seconds before the child is killed."),
-    rate: float = typer.Option(1.0, min=0.01, help="Arrivals this many times as fast as the "
-                               "pair's trace (2: twice the requests per second): find where a "
-                               "side starts to miss its SLO."),
 ) -> None:
     """Serve the pair's published request trace against one side's engine, back to back on
     fresh engines for DURATION seconds after a warm-up replay, and print the latency
-    distribution (TTFT and TPOT p50/p99, tokens/s, goodput at the pair's SLO). A goodput pair
-    shows its technique only where its trace loads the baseline past the SLO; --rate sweeps
-    the load to find that regime."""
+    distribution (TTFT and TPOT p50/p99, tokens/s, goodput at the pair's SLO)."""
     import tempfile
 
     from core.process import run_child
@@ -1027,7 +1022,7 @@ def load_test(
         spec_path.write_text(json.dumps(pair_spec(pair, [example], RunOptions()).to_dict(), indent=2))
         outcome = run_child(["--load-test", str(spec_path),
                              "baseline" if side == "baseline" else example.name, str(duration),
-                             str(result), str(rate)], timeout, Path(tmp) / "child.log",
+                             str(result)], timeout, Path(tmp) / "child.log",
                             pair.baseline.parent.parent, result=result, module="core.toolchild")
     payload = outcome.payload or {"error": outcome.problem or outcome.tail[-1500:]}
     if "error" in payload:
@@ -1036,9 +1031,8 @@ def load_test(
     s = payload["stats"]
     rows = [["TTFT", f"{s['ttft_p50_s'] * 1e3:.1f}", f"{s['ttft_p99_s'] * 1e3:.1f}"],
             ["TPOT", f"{s['tpot_p50_s'] * 1e3:.2f}", f"{s['tpot_p99_s'] * 1e3:.2f}"]]
-    at = "" if rate == 1.0 else f", arrivals {rate:g}x as fast as the trace's"
     typer.echo(f"{example.id} ({side}): {s['requests']} requests in {payload['replays']} "
-               f"replays after a warm-up, {s['duration_s']:.1f} s{at}")
+               f"replays after a warm-up, {s['duration_s']:.1f} s")
     typer.echo(tabulate(rows, headers=["ms", "p50", "p99"], tablefmt="simple",
                         disable_numparse=True))
     typer.echo(f"{s['tokens_per_s']:.0f} tokens/s; {s['met']}/{s['requests']} requests met "

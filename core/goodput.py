@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Protocol
 
 import numpy as np
@@ -71,15 +71,6 @@ def warm_up_trace(trace: Trace, requests: int = WARM_UP_REQUESTS) -> Trace:
     """The first `requests` of `trace`: enough to take every path an engine has (prefill,
     decode, a hand-off between GPUs) once, at a fraction of a full replay's time."""
     return Trace(trace.requests[:requests], f"warm-up: the first {requests} of {trace.description}")
-
-
-def at_rate(trace: Trace, factor: float) -> Trace:
-    """The same requests arriving `factor` times as fast (arrival times divided by it): the
-    load test's knob for finding the rate where a side starts to miss its SLO."""
-    if factor == 1.0:
-        return trace
-    return Trace(tuple(replace(r, arrival_s=r.arrival_s / factor) for r in trace.requests),
-                 f"{trace.description}; arrivals {factor:g}x as fast")
 
 
 class Engine(Protocol):

@@ -86,9 +86,9 @@ def compare_answers(spec_path: str) -> dict[str, Any]:
     return {"problem": None}
 
 
-def load_test(spec: PairSpec, side: str, duration_s: float, rate: float = 1.0) -> dict[str, Any]:
+def load_test(spec: PairSpec, side: str, duration_s: float) -> dict[str, Any]:
     """One side's engine under its pair's trace for a duration (`aisp tools load-test`); the
-    trace and SLO are the baseline's, its arrivals `rate` times as fast."""
+    trace and SLO are the baseline's."""
     from core import goodput
     from core.benchmark import BenchContext
     from core.pairfile import load_benchmark, relative
@@ -102,8 +102,7 @@ def load_test(spec: PairSpec, side: str, duration_s: float, rate: float = 1.0) -
         for b in {id(baseline): baseline, id(bench): bench}.values():
             b.ctx = BenchContext(seed=spec.seed, device=_device())
             b.setup(b.ctx)
-        timings, replays = goodput.load_test(lambda seed: goodput.at_rate(baseline.trace(seed), rate),
-                                             bench.engine, duration_s, _seed())
+        timings, replays = goodput.load_test(baseline.trace, bench.engine, duration_s, _seed())
         stats = goodput.summarize(timings, baseline.slo)
         bench.teardown()
     except Exception as exc:  # noqa: BLE001 - reported to the command line
@@ -195,8 +194,7 @@ def main(argv: list[str]) -> int:
         payload = profile_memory(PairSpec.read(argv[1]), out.parent)
     elif mode == "--load-test":
         out = Path(argv[4])
-        payload = load_test(PairSpec.read(argv[1]), argv[2], float(argv[3]),
-                            float(argv[5]) if len(argv) > 5 else 1.0)
+        payload = load_test(PairSpec.read(argv[1]), argv[2], float(argv[3]))
     elif mode == "--occupancy":
         out = Path(argv[4])
         payload = occupancy(PairSpec.read(argv[1]), argv[2], argv[3])
