@@ -3,6 +3,7 @@
     python -m ch15.sweep_rates continuous_batching --rates 2 4 6 8 12
     python -m ch15.sweep_rates prefill_decode_split --rates 4 8 12 16
     python -m ch15.sweep_rates continuous_batching --width 64 --rates 8 16 24
+    python -m ch15.sweep_rates ch17:prefill_decode_disagg --rates 10 15 20   # another chapter's stem
 
 `--width` tries another engine width (decode rows per step) before it goes into the pair.
 
@@ -28,9 +29,14 @@ from core.pairfile import load_benchmark
 
 def sweep(stem: str, rates: list[float], seconds: float, device: str,
           width: int | None = None) -> list[str]:
+    chapter, _, stem = stem.rpartition(":")  # "ch17:prefill_decode_disagg": that chapter's stem
+    folder = Path(__file__).parent.parent / chapter if chapter else Path(__file__).parent
+    if not (folder / f"baseline_{stem}.py").exists():
+        sys.exit(f"no baseline_{stem}.py in {folder}: name a goodput pair's stem, e.g. "
+                 f"continuous_batching or ch17:prefill_decode_disagg")
     sides = {}
     for side in ("baseline", "optimized"):
-        bench = load_benchmark(Path(__file__).parent / f"{side}_{stem}.py")
+        bench = load_benchmark(folder / f"{side}_{stem}.py")
         if width is not None:  # this instance only: the pair file keeps its width
             bench.gpu = dataclasses.replace(bench.gpu, width=width)
             bench.cpu = dataclasses.replace(bench.cpu, width=width)
@@ -59,7 +65,9 @@ def sweep(stem: str, rates: list[float], seconds: float, device: str,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("stem", help="a ch15 goodput pair, e.g. continuous_batching")
+    parser.add_argument("stem", help="a ch15 goodput pair, e.g. continuous_batching, or another "
+                        "chapter's whose sides have the same sizes (gpu/cpu with rate_rps), e.g. "
+                        "ch17:prefill_decode_disagg")
     parser.add_argument("--rates", type=float, nargs="+", default=[2, 4, 8])
     parser.add_argument("--seconds", type=float, default=6.0, help="seconds of arrivals per rate")
     parser.add_argument("--width", type=int, default=None,

@@ -469,3 +469,13 @@ def test_every_ch17_pair_verifies_or_skips_through_the_harness():
     for name in ("moe_gating", "pipeline_parallelism"):
         assert statuses[f"ch17:{name}"][0] == "skipped", statuses
         assert "CUDA" in statuses[f"ch17:{name}"][1]
+
+
+def test_the_rate_sweep_takes_another_chapters_stem():
+    """ch15.sweep_rates places a goodput pair's trace (the rate where the baseline starts to
+    miss its SLO); the ch17 disaggregation stems share ch15's sizes, so it sweeps them too."""
+    from ch15.sweep_rates import sweep
+
+    rows = sweep("ch17:prefill_decode_disagg", [20.0], seconds=0.3, device="cpu")
+    assert rows[0].startswith("`prefill_decode_disagg`")
+    assert rows[-1].startswith("| 20 | ") and rows[-1].count("%") == 2  # both sides' share met
