@@ -17,8 +17,11 @@ import json
 import os
 import sys
 import time
+import threading
 from types import FunctionType, ModuleType
 from typing import Any, Iterable
+
+import core.threads  # noqa: F401 - patches Thread.start (its starter record) before any snapshot
 
 # Honest batches leave unaccounted only the host's own time between samples (loop and event
 # calls, measured per run as the launch gap), the final synchronize's latency and, in long
@@ -149,6 +152,7 @@ WATCHED = {
     "torch.cuda.CUDAGraph": ("replay", "capture_begin", "capture_end"),
     "torch.cuda.Event": ("__init__", "__new__", "record", "elapsed_time", "synchronize", "query",
                          "wait"),
+    "threading.Thread": ("start",),  # records each thread's starter (core.threads)
 }
 
 
@@ -170,7 +174,8 @@ class Guard:
 
         objects = {"time": time, "json": json, "os": os, "torch": torch,
                    "torch.Tensor": torch.Tensor, "torch.cuda": torch.cuda,
-                   "torch.cuda.Event": torch.cuda.Event, "torch.cuda.CUDAGraph": torch.cuda.CUDAGraph}
+                   "torch.cuda.Event": torch.cuda.Event, "torch.cuda.CUDAGraph": torch.cuda.CUDAGraph,
+                   "threading.Thread": threading.Thread}
         self._owners: dict[str, Any] = dict(objects)
         self._snapshot = {owner: {name: vars(objects[owner]).get(name, _MISSING)
                                   for name in names} for owner, names in WATCHED.items()}

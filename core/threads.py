@@ -9,12 +9,41 @@ outside its timed calls. Honest thread pools (ch03's feeders, a DataLoader's pin
 thread) wait, blocked, while another side runs. The ledger reads how long each thread was busy
 (running or ready to run: Linux's /proc schedstat, else its CPU clock); where neither can be
 read it sees nothing and judges nothing.
+
+A thread started by another thread belongs to its starter's side, whenever it starts: a
+variant's thread cannot hand its work to a new thread that appears during the baseline's
+batch and so counts as the baseline's. Thread.start records each thread's starter; it is
+patched when this module is imported, before the Guard's snapshot (core.integrity imports
+this module first), so a pair that puts the original back is caught.
 """
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from typing import Callable
+
+# Thread ident -> ident of the thread that started it (recorded by the patched Thread.start).
+STARTERS: dict[int, int] = {}
+
+
+def _record_starters() -> None:
+    start = threading.Thread.start
+    if getattr(start, "records_starter", False):
+        return
+
+    @functools.wraps(start)
+    def recording_start(thread: threading.Thread) -> None:
+        starter = threading.get_ident()
+        start(thread)
+        if thread.ident is not None:
+            STARTERS[thread.ident] = starter
+
+    recording_start.records_starter = True  # type: ignore[attr-defined]
+    threading.Thread.start = recording_start  # type: ignore[method-assign]
+
+
+_record_starters()
 
 # A variant whose threads were busy for more than this share of the wall time other sides
 # were timed in, and more than the floor, kept working outside its own calls.
@@ -50,10 +79,21 @@ class ThreadLedger:
         self.claim("harness")  # the child's own, before any of the pair's code runs
 
     def claim(self, side: str) -> None:
-        """Every live thread not seen before belongs to `side`."""
+        """Every live thread not seen before belongs to its starter's side, or else (started
+        by the harness's own threads, or by a way Thread.start does not see) to `side`."""
         for thread in threading.enumerate():
             if thread.ident is not None and thread.ident not in self.owner:
-                self.owner[thread.ident] = side
+                self.owner[thread.ident] = self._starters_side(thread.ident) or side
+
+    def _starters_side(self, ident: int) -> str | None:
+        """The side of the nearest starter up the chain that has one (not the harness)."""
+        starter, hops = STARTERS.get(ident), 0
+        while starter is not None and starter != ident and hops < 64:
+            owner = self.owner.get(starter)
+            if owner is not None:
+                return None if owner == "harness" else owner
+            ident, starter, hops = starter, STARTERS.get(starter), hops + 1
+        return None
 
     def cpu_s(self) -> dict[str, float]:
         """CPU seconds so far of each side's live threads."""

@@ -23,6 +23,39 @@ def test_a_thread_belongs_to_the_side_that_was_running_when_it_appeared():
         worker.join()
 
 
+def test_a_thread_belongs_to_its_starters_side_whenever_it_appears():
+    """A variant's thread starts another while the baseline is being timed: the new one is
+    the variant's (by its starter), and a thread the main thread starts is the running side's."""
+    ledger = ThreadLedger()
+    release, handed_off = threading.Event(), threading.Event()
+    grandchild: list[threading.Thread] = []
+
+    def variants_thread() -> None:
+        handed_off.wait()  # until the baseline's batch, below
+        child = threading.Thread(target=release.wait)
+        child.start()
+        grandchild.append(child)
+        release.wait()
+
+    watcher = threading.Thread(target=variants_thread)
+    watcher.start()
+    ledger.claim("variant")  # the variant's import started it
+    handed_off.set()  # ... now the baseline is timed, and the watcher starts a thread
+    deadline = time.monotonic() + 60
+    while not grandchild and time.monotonic() < deadline:
+        time.sleep(0.001)
+    by_main = threading.Thread(target=release.wait)
+    by_main.start()
+    try:
+        ledger.claim("baseline")
+        assert ledger.owner[grandchild[0].ident] == "variant"
+        assert ledger.owner[by_main.ident] == "baseline"  # started by the harness's thread
+    finally:
+        release.set()
+        for thread in (watcher, by_main, *grandchild):
+            thread.join()
+
+
 def test_a_threads_busy_time_counts_its_own_work_only():
     """Per-thread schedstat exists on Linux (the CI machine and the GPU machines)."""
     main = threading.main_thread()
@@ -87,3 +120,19 @@ def test_a_variant_whose_threads_work_while_the_baseline_is_timed_fails():
     assert idle.problem("hog") is None  # a little bookkeeping between calls is allowed
     short = _timing(cpu_during_baseline=OUTSIDE_CPU_FLOOR_S * 0.9, wall_s=0.01)
     assert short.problem("hog") is None  # below a few clock ticks: nothing can be told
+
+
+def test_a_pair_that_puts_back_thread_start_is_caught():
+    """The starter record is a patched Thread.start; the Guard keeps a pair from undoing it."""
+    import core.threads  # noqa: F401 - the patch
+    from core.integrity import Guard
+
+    patched = threading.Thread.start
+    assert getattr(patched, "records_starter", False)
+    guard = Guard()
+    threading.Thread.start = patched.__wrapped__  # what a pair hiding its threads' starter does
+    try:
+        assert "threading.Thread.start" in (guard.problem() or "")
+    finally:
+        threading.Thread.start = patched
+    assert guard.problem() is None
