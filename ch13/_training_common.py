@@ -118,6 +118,10 @@ class TrainingStep(Benchmark):
 
     supports_cpu = True
     stateful = True
+    slow_because = ("four sides of a stateful training step (66 s on an H200): their first "
+                    "setups, two with torch.compile, 17 s; verification from fresh setups 11 s; "
+                    "timing 25 s, up to the baseline's 15 s cap, since the fp32 step takes "
+                    "~110 ms; the checks between rounds 6 s")
     amp = False
     compiled = False
     checkpoint_blocks = False

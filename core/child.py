@@ -154,8 +154,7 @@ class PairSession(Checks):
     def check_guard(self, when: str, blame: str | None = None) -> None:
         """A replaced timing or harness function fails the whole pair: the replacement stays
         in this process and could bend every side's numbers, not only the culprit's."""
-        problem = GUARD.problem() if GUARD else None
-        if problem:
+        if problem := (GUARD.problem() if GUARD else None):
             who = self.name_of(blame) if blame else self.spec.pair
             raise PairError(f"{who}: {problem} ({when})")
 
@@ -328,6 +327,7 @@ class PairSession(Checks):
                 started = time.perf_counter()
                 if name in stateful and checking_state[0]:
                     bench.setup(bench.ctx)  # this batch steps from a fresh state
+                    self.integrity.state_setup_s += time.perf_counter() - started
                 fresh[name].draw(calls)
                 self.integrity.fresh_sets += calls
                 self.integrity.fresh_s += time.perf_counter() - started

@@ -241,8 +241,10 @@ def time_line(record: RunRecord, slowest: int = 3) -> str:
     pairs_s = sum(p.duration_s for p in record.pairs)
     def parts(p: PairResult) -> str:
         i = p.integrity
-        return (f"{p.pair} {p.duration_s:.0f} s (verify {i.verify_s:.0f}, checks {i.checks_s:.0f}, "
-                f"timing {i.timing_s:.0f})")
+        setups = (f", {i.state_setup_s:.0f} of them re-running setup() for state checks"
+                  if i.state_setup_s >= 1 else "")
+        return (f"{p.pair} {p.duration_s:.0f} s (verify {i.verify_s:.0f}, checks {i.checks_s:.0f}"
+                f"{setups}, timing {i.timing_s:.0f})")
     top = sorted(ran, key=lambda p: -p.duration_s)[:slowest]
     where = (f"{human_duration(pairs_s)} in pairs, the rest probing, ceilings, builds and precompiling"
              if pairs_s <= record.wall_s else
