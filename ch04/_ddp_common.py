@@ -65,9 +65,10 @@ class DataParallelStep(Benchmark):
     stateful = True
     requires = Requirements(gpus=2, scales="weak")
     slow_because = ("a training step is stateful, so every state check re-runs each side's "
-                    "setup() (the model, its DDP or DataParallel wrapper, fused AdamW: 2-9 s a "
-                    "side on 2xH200): 17-55 s of these pairs' 75-168 s, where the steps "
-                    "themselves take 7-20 ms; a cheaper state reset is the harness's to build")
+                    "setup() (the model, its DDP or DataParallel wrapper, fused AdamW; the first "
+                    "took 2-9 s a side on 2xH200). With the fresh inputs' draws, which are GPU "
+                    "kernels, that was 17-55 s of these pairs' 75-168 s, where the steps take "
+                    "7-20 ms; a cheaper state reset is the harness's to build")
     # In RMS units (observed()): sides that sum the same bf16 gradients in other orders or
     # buckets agree within ~2% of the RMS on the CPU sizes' few thousand values; over the GPU
     # sizes' 16.7M values per gradient the tail goes further (on 4xH200 one value in 16.7M of
