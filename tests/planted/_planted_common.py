@@ -3,9 +3,24 @@
 Each planted file sets `EXPECT`: "pass" for an honest twin, or a phrase the harness's
 message must contain for a cheat (tests/test_planted.py reads it).
 """
+import threading
+import time
+
 import torch
 
 from core.benchmark import Benchmark, Workload
+
+
+def hog_unless(own_call: threading.Event) -> None:
+    """The cheats' thread body (gil_hog, nested_hog): spin, holding the interpreter, whenever
+    its side is not in a call; back off while one runs, so its own calls go at full speed."""
+    while True:
+        if own_call.is_set():
+            time.sleep(0.0002)
+            continue
+        end = time.perf_counter() + 0.001
+        while time.perf_counter() < end:
+            pass
 
 
 def size(device: str) -> int:
@@ -29,6 +44,19 @@ class Planted(Benchmark):
 
     def workload(self) -> Workload:
         return Workload(bytes=3 * size(self.device) * 4)
+
+
+class FlagsItsCalls(Planted):
+    """Honest work, with `in_call` (the cheat's event) set for the length of each call."""
+
+    in_call: threading.Event
+
+    def run(self, inputs):
+        self.in_call.set()
+        try:
+            return self.compute(*inputs)
+        finally:
+            self.in_call.clear()
 
 
 class Streamed(Planted):

@@ -4,37 +4,19 @@ baseline's calls wait for the interpreter; this side's own calls do not (the thr
 off while one runs). On the CPU the audit's version saw 300-3550x."""
 import sys
 import threading
-import time
 
-from ._planted_common import Planted
+from ._planted_common import FlagsItsCalls, hog_unless
 
 EXPECT = "its threads were busy"
 TWIN = "optimized_thread_pool"  # its honest twin
 
 _in_run = threading.Event()
-
-
-def _hog() -> None:
-    while True:
-        if _in_run.is_set():  # its own calls run at full speed
-            time.sleep(0.0002)
-            continue
-        end = time.perf_counter() + 0.001
-        while time.perf_counter() < end:  # spin, holding the interpreter
-            pass
-
-
-threading.Thread(target=_hog, daemon=True).start()
+threading.Thread(target=hog_unless, args=(_in_run,), daemon=True).start()
 sys.setswitchinterval(0.02)  # once it holds the interpreter, it keeps it for 20 ms
 
 
-class Honest(Planted):
-    def run(self, inputs):
-        _in_run.set()
-        try:
-            return self.compute(*inputs)
-        finally:
-            _in_run.clear()
+class Honest(FlagsItsCalls):
+    in_call = _in_run
 
 
 get_benchmark = Honest

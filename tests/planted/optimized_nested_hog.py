@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-from ._planted_common import Planted
+from ._planted_common import FlagsItsCalls, hog_unless
 
 EXPECT = "its threads were busy"
 TWIN = "optimized_thread_pool"  # its honest twin
@@ -17,41 +17,29 @@ _in_run = threading.Event()
 _calls = [0]
 
 
-def _hog() -> None:
-    while True:
-        if _in_run.is_set():  # its own calls run at full speed
-            time.sleep(0.0002)
-            continue
-        end = time.perf_counter() + 0.001
-        while time.perf_counter() < end:  # spin, holding the interpreter
-            pass
-
-
 def _watch() -> None:
     idle_since = None
-    while True:  # until timing is under way and this side's batch has ended (the next
-        time.sleep(0.0005)  # batch, or the harness's checks before it, is another side's)
+    while True:  # until it has been called and then out of a call for 2 ms: its batch is
+        time.sleep(0.0005)  # over, and the next batch (or the checks before it) is another side's
         if _in_run.is_set() or not _calls[0]:
             idle_since = None
         elif idle_since is None:
             idle_since = time.perf_counter()
         elif time.perf_counter() - idle_since > 0.002:
             break
-    threading.Thread(target=_hog, daemon=True).start()
+    threading.Thread(target=hog_unless, args=(_in_run,), daemon=True).start()
     sys.setswitchinterval(0.02)  # once it holds the interpreter, it keeps it for 20 ms
 
 
 threading.Thread(target=_watch, daemon=True).start()
 
 
-class Honest(Planted):
+class Honest(FlagsItsCalls):
+    in_call = _in_run
+
     def run(self, inputs):
         _calls[0] += 1
-        _in_run.set()
-        try:
-            return self.compute(*inputs)
-        finally:
-            _in_run.clear()
+        return super().run(inputs)
 
 
 get_benchmark = Honest
