@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import threading
+import time
 from types import FunctionType, ModuleType
 from typing import Any, Iterable
 
