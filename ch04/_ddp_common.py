@@ -64,11 +64,13 @@ class DataParallelStep(Benchmark):
     supports_cpu = True
     stateful = True
     requires = Requirements(gpus=2, scales="weak")
-    slow_because = ("a training step is stateful, so every state check re-runs each side's "
-                    "setup() (the model, its DDP or DataParallel wrapper, fused AdamW; the first "
-                    "took 2-9 s a side on 2xH200). With the fresh inputs' draws, which are GPU "
-                    "kernels, that was 17-55 s of these pairs' 75-168 s, where the steps take "
-                    "7-20 ms; a cheaper state reset is the harness's to build")
+    slow_because = ("a training step is stateful: a checking round re-runs every side's setup() "
+                    "(the model, its DDP or DataParallel wrapper, fused AdamW) and the "
+                    "baseline's again to step it to the kept call. On 2xH200 those setups were "
+                    "most of these pairs' 75-168 s (ddp_overlap: 55 s before checked batches; "
+                    "its 56 s of checks include the baseline's), against 7-20 ms steps; "
+                    "core.statecheck now checks fewer later rounds when the baseline's setup is "
+                    "dear (not yet re-measured)")
     # In RMS units (observed()): sides that sum the same bf16 gradients in other orders or
     # buckets agree within ~2% of the RMS on the CPU sizes' few thousand values; over the GPU
     # sizes' 16.7M values per gradient the tail goes further (on 4xH200 one value in 16.7M of

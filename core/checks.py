@@ -8,6 +8,7 @@ A variant's declared tolerance is bounded by the output's scale (core.verify).
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from core.benchmark import PairError, SideError, option
@@ -116,7 +117,9 @@ class Checks:
         so no cache can hit); a stateful baseline is stepped from a fresh setup() through the
         earlier ones first, as the checked side was."""
         if stateful:
+            started = time.perf_counter()
             self.baseline.setup(self.baseline.ctx)
+            self.integrity.state_setup_s += time.perf_counter() - started
             for values in sets[:-1]:
                 self.baseline.run(values)
         expected = self.answer(self.baseline.run(sets[-1]))

@@ -18,9 +18,9 @@ processes (probe, cold starts, profiling, load tests) are core.toolchild. Steps 
    copied into the inputs before each call, untimed). After each call returns, a draw the
    pair cannot read decides whether its output is the one kept (core.timing.Keep); after the
    round it is compared with the baseline's output on a fresh copy of the same values. A
-   `stateful` side's batch starts from a fresh setup() in some rounds (STATE_CHECK_SHARE,
-   and the first), its output is kept within its first STATE_CHECK_CALLS calls, and the
-   baseline is stepped from a fresh setup() through the same calls to check it. A result
+   `stateful` side's batch starts from a fresh setup() in some rounds (core.statecheck), its
+   output is kept within its first STATE_CHECK_CALLS calls, and the baseline is stepped from
+   a fresh setup() through the same calls to check it. A result
    cached across calls (keyed on anything), or prepared in setup(), fails here.
 4. after timing: the escape check per side, the goals' own measurements (goodput replays,
    simulated costs), the Guard (timing and harness functions unreplaced), and `stateful`
@@ -55,6 +55,7 @@ from core.busy import measure_busy
 from core.checks import Checks
 from core.record import BatchCheck, ExampleResult, PairResult, PairSpec, SideResult
 from core.rules import variant_problem, workload_problem
+from core.statecheck import StateChecks
 from core.threads import OutsideWork, ThreadLedger
 from core.signing import deliver, read_token
 from core.stats import speedup_interval, summarize
@@ -64,7 +65,6 @@ GUARD: Guard | None = None  # built in main(), before any pair module is importe
 DISTRIBUTED_WARMUP = 5  # warm-up calls per side when ranks must call run() equally often
 DISTRIBUTED_ROUND_S = 0.1  # GPU time per side per round for multi-GPU pairs (0.025 s otherwise)
 STATE_CHECK_CALLS = 4  # a stateful side's kept output is one of its first calls after setup()
-STATE_CHECK_SHARE = 0.1  # of the rounds after the first, those that check stateful sides
 
 
 def _short_traceback(exc: BaseException) -> str:
@@ -242,9 +242,8 @@ class PairSession(Checks):
         base = self.baseline.workload()
         for name in list(self.sides):
             bench, file = self.sides[name], self.examples[name].file
-            problem = (variant_problem(self.baseline, bench, file)
-                       or workload_problem(base, bench.workload(), file))
-            if problem:
+            if problem := (variant_problem(self.baseline, bench, file)
+                           or workload_problem(base, bench.workload(), file)):
                 self.fail(name, problem)
 
     def setup(self, name: str) -> None:
@@ -294,7 +293,7 @@ class PairSession(Checks):
         flush = timing.L2Flusher() if cold and device.startswith("cuda") else None
         stateful = {n for n in names if option(benches[n], "stateful", False)}
         outside = OutsideWork(self.threads)  # a variant's threads at work during others' batches
-        checking_state = [False]  # this round starts the stateful sides from a fresh setup()
+        checks = StateChecks(self.rng, bool(stateful), "baseline" in stateful, self.ranks.from_rank0)
         captured: dict[str, Any] = {}
         impure: dict[str, str] = {}  # side -> why a timed output was not plain
         self.captured_at: dict[str, int] = {}
@@ -317,7 +316,7 @@ class PairSession(Checks):
                 if flush:
                     flush()
             def keep(i: int, out: Any) -> None:  # into the buffer sized before timing: no allocation
-                if name in stateful and not checking_state[0]:
+                if name in stateful and not checks.now:
                     return
                 captured[name] = buffers[name] = (snapshot_into(buffers.get(name), out)
                                                   if self.answers_here else None)
@@ -325,9 +324,9 @@ class PairSession(Checks):
             def prepare(calls: int) -> None:
                 self.ranks.barrier(option(self.baseline, "rank0_output", False))  # see Ranks.barrier
                 started = time.perf_counter()
-                if name in stateful and checking_state[0]:
+                if name in stateful and checks.now:
                     bench.setup(bench.ctx)  # this batch steps from a fresh state
-                    self.integrity.state_setup_s += time.perf_counter() - started
+                    self.integrity.state_setup_s += checks.setup_took(name, time.perf_counter() - started)
                 fresh[name].draw(calls)
                 self.integrity.fresh_sets += calls
                 self.integrity.fresh_s += time.perf_counter() - started
@@ -349,13 +348,14 @@ class PairSession(Checks):
         strikes = EscapeStrikes()  # one batch per side may be flagged (a host stall), not two
 
         def before_round(index: int) -> None:
-            checking_state[0] = bool(stateful) and (index == 1 or self.rng.random() < STATE_CHECK_SHARE)
+            checks.start_round(index)
 
         def after_batch(name: str, batch: timing.Batch) -> bool:
             """Right after each batch: no work escaped it, and the inputs hold the last call's
             values (a side that breaks either rule is out before the next side is timed)."""
             started = time.perf_counter()
             outside.after_batch(name, batch.wall_ms / 1e3, list(self.sides))
+            checks.batch_took(name, batch.wall_ms / 1e3)
             self.captured_at[name] = batch.captured_at or 0
             self.sm_clock.sample(name)
             problem = impure.get(name) or strikes.judge(name, self.escaped([batch], side=name))
@@ -413,7 +413,7 @@ class PairSession(Checks):
             self.rng.randrange if self.ranks.distributed else None, after_batch,
             self.ranks if self.ranks.distributed else None,
             decide=(lambda r, got, sizes: decided(r, got, sizes, floors)) if floors else None)
-        self.integrity.timing_s = time.perf_counter() - started - self.integrity.checks_s
+        self.integrity.timing_s = time.perf_counter() - started - self.integrity.checks_s - self.integrity.fresh_s
         outside.finish(list(self.sides))
         for name in [n for n in self.sides if outside.problem(n)]:
             self.fail(name, f"{self.examples[name].file}: {outside.problem(name)}")

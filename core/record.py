@@ -282,7 +282,7 @@ class IntegrityReport:
     verify_seeds: list[int] = field(default_factory=list)
     timed_seeds: list[int] = field(default_factory=list)  # the seeds of the checked timed calls
     fresh_sets: int = 0  # input sets drawn for timed calls: one per call (core.fresh)
-    fresh_s: float = 0.0  # drawing them, and state_setup_s (outside the batches' wall time)
+    fresh_s: float = 0.0  # drawing them, and the state checks' setup() before a batch
     timed_output_checks: int = 0  # timed outputs compared with the baseline on the same values
     reference_checked: bool = False  # the baseline was checked against reference()
     launch_gap_ms: float = 0.0  # the host's own time between two samples, measured here
@@ -290,8 +290,10 @@ class IntegrityReport:
     escape_check: bool = True
     verify_s: float = 0.0
     checks_s: float = 0.0  # timed-output checks and input checks during timing
-    state_setup_s: float = 0.0  # of checks_s: setup() re-run before a stateful side's checked batch
-    timing_s: float = 0.0  # the timed batches themselves
+    # setup() re-run for state checks: before a stateful side's checked batch (in fresh_s)
+    # and the baseline's before it is stepped to the kept call (in checks_s)
+    state_setup_s: float = 0.0
+    timing_s: float = 0.0  # the timed batches and the timing loop (not fresh_s or checks_s)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

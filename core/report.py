@@ -243,8 +243,8 @@ def time_line(record: RunRecord, slowest: int = 3) -> str:
         i = p.integrity
         setups = (f", {i.state_setup_s:.0f} of them re-running setup() for state checks"
                   if i.state_setup_s >= 1 else "")
-        return (f"{p.pair} {p.duration_s:.0f} s (verify {i.verify_s:.0f}, checks {i.checks_s:.0f}"
-                f"{setups}, timing {i.timing_s:.0f})")
+        return (f"{p.pair} {p.duration_s:.0f} s (verify {i.verify_s:.0f}, checks and fresh inputs "
+                f"{i.checks_s + i.fresh_s:.0f}{setups}, timing {i.timing_s:.0f})")
     top = sorted(ran, key=lambda p: -p.duration_s)[:slowest]
     where = (f"{human_duration(pairs_s)} in pairs, the rest probing, ceilings, builds and precompiling"
              if pairs_s <= record.wall_s else

@@ -1,7 +1,8 @@
 """Where the harness's own time goes in a pair's child: `AISP_CPROFILE=DIR` runs the pair under
 cProfile and writes DIR/<pair>.rank<N>.prof (read with `python -m pstats FILE`, then
-`sort cumtime` and `stats 30`). For the time a run's summary puts outside the batches and the
-checks (on 2xH200 ddp_overlap spent 67 s in timing for 12 s of batches). Off by default:
+`sort cumtime` and `stats 30`): for a pair whose harness time the run's summary does not
+explain (on 2xH200 ddp_overlap's 168 s were mostly re-run setups, which the summary did
+not name then). Off by default:
 cProfile slows every Python call the pair makes too, so a profiled run's numbers are not
 results."""
 from __future__ import annotations

@@ -149,9 +149,11 @@ def test_stateful_sides_are_verified_from_a_fresh_setup(in_process_root, make_ch
     result, rows = _run(in_process_root)
     assert rows["vec"].status == "ok", rows["vec"].reason
     assert len(result.integrity.verify_seeds) == 3  # two before timing, one after
-    # round 1 always starts both sides from a fresh setup(); its time is reported on its own
-    # (a DDP pair's setups were most of its "checks": 54 of 56 s on 2xH200)
-    assert 0 < result.integrity.state_setup_s <= result.integrity.fresh_s <= result.integrity.checks_s
+    # round 1 always starts both sides from a fresh setup(), and the baseline is set up again
+    # to step it to the kept call: that time is reported on its own (on 2xH200 a DDP pair's
+    # re-run setups were most of its 168 s), and the timing's share is what is left
+    i = result.integrity
+    assert 0 < i.state_setup_s <= i.fresh_s + i.checks_s and i.timing_s > 0
 
 
 def test_load_benchmark_messages(in_process_root, make_chapter):

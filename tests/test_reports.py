@@ -472,13 +472,15 @@ def test_the_table_ends_with_where_the_time_went(tmp_path):
     record = make_record([make_example("a", 2.0, 1.0)], tmp_path)
     record.pairs = [PairResult(pair="ch90:fast", duration_s=3.0),
                     PairResult(pair="ch90:slow", duration_s=178.0,
-                               integrity=IntegrityReport(verify_s=10.4, checks_s=13.0, timing_s=41.2)),
+                               integrity=IntegrityReport(verify_s=10.4, checks_s=13.0, fresh_s=20.0,
+                                                         state_setup_s=18.0, timing_s=41.2)),
                     PairResult(pair="ch90:gone", status="skipped", duration_s=0.0),
                     PairResult(pair="ch90:mid", duration_s=50.0)]
     record.wall_s = 250.0
     line = next(l for l in render(record).splitlines() if l.startswith("time: "))
     assert line.startswith("time: 4 min 10 s for 3 pairs run (3 min 51 s in pairs")
-    assert line.index("ch90:slow 178 s (verify 10, checks 13, timing 41)") < line.index("ch90:mid") \
+    assert line.index("ch90:slow 178 s (verify 10, checks and fresh inputs 33, 18 of them "
+                      "re-running setup() for state checks, timing 41)") < line.index("ch90:mid") \
         < line.index("ch90:fast")
     assert "ch90:gone" not in line
     record.wall_s = 0.0  # a results.json written before runs kept their wall time

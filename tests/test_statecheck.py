@@ -1,0 +1,57 @@
+"""core.statecheck: which timing rounds start the stateful sides from a fresh setup()."""
+from __future__ import annotations
+
+import random
+
+from core.statecheck import STATE_CHECK_BUDGET, STATE_CHECK_SHARE, StateChecks
+from core.stats import MIN_ROUNDS
+
+
+def rounds_checked(checks: StateChecks, rounds: int, setup_s: float, batch_s: float,
+                   variant_setup_s: float = 0.0) -> list[int]:
+    checked = []
+    for index in range(1, rounds + 1):
+        if checks.start_round(index):
+            checked.append(index)
+            checks.setup_took("baseline", setup_s)
+            checks.setup_took("variant", variant_setup_s)
+        checks.batch_took("baseline", batch_s)
+    return checked
+
+
+def test_round_one_and_one_later_round_always_check():
+    for seed in range(20):
+        checks = StateChecks(random.Random(seed), stateful=True, baseline_stateful=True)
+        checked = rounds_checked(checks, MIN_ROUNDS, setup_s=100.0, batch_s=0.01)
+        assert checked[0] == 1 and checked[1] == checks.later and 2 <= checks.later <= MIN_ROUNDS
+    none = StateChecks(random.Random(0), stateful=False, baseline_stateful=False)
+    assert rounds_checked(none, 50, setup_s=0.1, batch_s=0.1) == []
+
+
+def test_the_other_rounds_check_less_when_the_baselines_setup_is_dear():
+    """A cheap setup keeps the 10% share; a DDP-like one (3 s of setup for a 0.09 s batch)
+    checks about as often as a quarter of the baseline's batch time pays for."""
+    cheap = StateChecks(random.Random(1), stateful=True, baseline_stateful=True)
+    rounds_checked(cheap, 2, setup_s=0.01, batch_s=0.1)
+    assert cheap.share == STATE_CHECK_SHARE
+    dear = StateChecks(random.Random(1), stateful=True, baseline_stateful=True)
+    checked = rounds_checked(dear, 400, setup_s=3.0, batch_s=0.09)
+    assert dear.share == STATE_CHECK_BUDGET * 0.09 / 3.0
+    assert len(checked) < 2 + 10  # ~0.0075 x 398 other rounds: 3 expected, not 40
+
+
+def test_a_variant_cannot_lower_its_own_checks_by_a_slow_setup():
+    checks = StateChecks(random.Random(2), stateful=True, baseline_stateful=True)
+    rounds_checked(checks, 2, setup_s=0.01, batch_s=0.1, variant_setup_s=1000.0)
+    assert checks.share == STATE_CHECK_SHARE
+    own = StateChecks(random.Random(2), stateful=True, baseline_stateful=False)
+    rounds_checked(own, 2, setup_s=0.0, batch_s=0.1, variant_setup_s=1000.0)
+    assert own.share == STATE_CHECK_SHARE  # a stateless baseline: only the fixed share
+
+
+def test_every_rank_takes_rank_zeros_share():
+    agreed = []
+    checks = StateChecks(random.Random(3), stateful=True, baseline_stateful=True,
+                         agree=lambda share: agreed.append(share) or 0.5)
+    rounds_checked(checks, 3, setup_s=3.0, batch_s=0.09)
+    assert len(agreed) == 1 and checks.share == 0.5  # asked once, at round 2, on every rank
