@@ -222,6 +222,13 @@ MUTATIONS = [
              '    "threading.Thread": ("start",),  # records each thread\'s starter (core.threads)\n',
              "",
              ("tests/test_threads.py::test_a_pair_that_puts_back_thread_start_is_caught",)),
+    Mutation("state-check-share-set-by-a-variant", "core/statecheck.py",
+             '        if side == "baseline":\n            self._setup_s = seconds',
+             '        if True:\n            self._setup_s = seconds',
+             ("tests/test_statecheck.py::test_a_variant_cannot_lower_its_own_checks_by_a_slow_setup",)),
+    Mutation("no-later-state-check", "core/statecheck.py",
+             "(index in (1, self.later) or", "(index == 1 or",
+             ("tests/test_statecheck.py::test_round_one_and_one_later_round_always_check",)),
     Mutation("declaration-values-read-as-wording", "core/declarations.py",
              'WORDING_ONLY = ("negative_result", "cpu_bound")',
              'WORDING_ONLY = ("negative_result", "cpu_bound", "tolerance", "timing_mode", "goal", '
