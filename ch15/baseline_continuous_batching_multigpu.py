@@ -20,9 +20,10 @@ class RoundRobinStatic(MultiReplicaBench):
     # 3.9 s and 3.0 s on the GPU), and the ranks share the host's cores.
     cpu_bound = ("each replica's serving loop is Python launching a decode step's kernels and "
                  "syncing for its tokens; the host's step rate, shared by the ranks, sets the time")
-    slow_because = ("three sides each serve a whole offline batch per call (~0.35-0.5 s on "
-                    "2 H200s, estimated), and each of at least 10 rounds re-runs the baseline once "
-                    "per side to check the timed outputs: ~45 s")
+    slow_because = ("three sides each serve a whole offline batch per call (0.29-0.40 s on "
+                    "2 H200s), and each round re-runs the baseline once per side to check the "
+                    "timed outputs: 47 s at 4 s of timing a side; the 12 s it now needs for a "
+                    "storable interval make it longer")
 
     def engine(self):
         return StaticEngine(self.model, self.make_kv(), self.sizes.width)
