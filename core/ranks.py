@@ -344,6 +344,10 @@ def torchrun_here(args: list[str], env: dict[str, str]) -> int:
         # name up could wait forever on a resolver lock another thread held at the fork (seen
         # once in ~30 launches of 8 CPU ranks)
         parsed.rdzv_backend, parsed.rdzv_endpoint, parsed.rdzv_id = "c10d", "127.0.0.1:0", str(uuid.uuid4())
+        # and the ranks' MASTER_ADDR: without it the agent publishes socket.getfqdn(), which
+        # every forked rank then resolves to reach the store (one of 8 CPU ranks hung there in
+        # a CI run, the other seven waiting for it in init_process_group)
+        parsed.local_addr = parsed.local_addr or "127.0.0.1"
     given_up = time.monotonic() + REJOIN_S
     while True:
         config, command, command_args = config_from_args(parsed)

@@ -224,6 +224,27 @@ def test_torchrun_is_standalone_unless_rendezvous_is_given(monkeypatch):
     assert "--standalone" not in command and "--rdzv-endpoint" in command and "--nproc-per-node=8" in command
 
 
+def test_standalone_ranks_reach_the_store_by_address_not_by_name(monkeypatch):
+    """torchrun publishes the agent's socket.getfqdn() as MASTER_ADDR unless given a local
+    address, and every forked rank resolves it: one of 8 CPU ranks hung there in a CI run."""
+    import os
+
+    import torch.distributed.launcher.api as launcher_api
+
+    from core.ranks import torchrun_args, torchrun_here
+
+    seen = {}
+
+    def fake_launch(config, entrypoint):
+        seen["local_addr"] = config.local_addr
+        return lambda *args: None
+
+    monkeypatch.setattr(launcher_api, "elastic_launch", fake_launch)
+    monkeypatch.delenv("AISP_TORCHRUN_ARGS", raising=False)
+    assert torchrun_here(torchrun_args(2, ["spec.json", "out.json"]), dict(os.environ)) == 0
+    assert seen["local_addr"] == "127.0.0.1"
+
+
 def test_the_launcher_keeps_multicast_off_and_names_the_first_failure(monkeypatch):
     from pathlib import Path
 
