@@ -14,7 +14,10 @@ import) before the child imports them and names the file and line of:
   (also through `setattr` with that name);
 - writes to anything reached through aisp's modules (`core.*`): an attribute, an item, a
   `setattr`, a `del`;
-- patches of `torch.Tensor` (its methods are what the verifier calls) and of `builtins`;
+- patches of `torch.Tensor` (its methods are what the verifier calls), of `builtins` and of
+  `threading` (core.threads records each thread's starter through it);
+- threads started outside `threading.Thread` (`_thread.start_new_thread`): they are not in
+  `threading.enumerate()`, so the thread rule could not count their time;
 - the channel the result's token comes through (core.signing): `sys.stdin`, or fd 0 opened,
   read or duplicated (`os.read(0, ...)`, `open(0)`, `socket.socket(fileno=0)`).
 
@@ -33,12 +36,16 @@ FRAME_ACCESS = {"sys._getframe", "sys._current_frames", "inspect.currentframe", 
                 "inspect.trace", "inspect.getouterframes", "inspect.getinnerframes",
                 "traceback.extract_stack", "traceback.walk_stack", "traceback.print_stack"}
 OBJECT_GRAPH = {"gc.get_objects", "gc.get_referrers", "gc.get_referents"}
+# threads that threading.enumerate() never lists, so core.threads cannot count their time
+UNLISTED_THREADS = {"_thread.start_new_thread", "_thread.start_new", "_thread.start_joinable_thread",
+                    "threading._start_new_thread", "threading._start_joinable_thread"}
 SIGNING_CHANNEL = {"sys.stdin", "sys.__stdin__"}  # the token desk (core.signing)
 FD_CALLS = {"os.read", "os.fdopen", "os.dup", "os.dup2", "socket.socket", "socket.fromfd", "open"}
 FRAME_ATTRIBUTES = {"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame",
                     "ag_frame"}
 CODE_ATTRIBUTES = {"__code__", "__class__", "__globals__", "__defaults__", "__kwdefaults__"}
-PROTECTED = ("core", "torch.Tensor", "torch._C.TensorBase", "torch._C._TensorBase", "builtins")
+PROTECTED = ("core", "torch.Tensor", "torch._C.TensorBase", "torch._C._TensorBase", "builtins",
+             "threading")
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,7 @@ class _Reader(ast.NodeVisitor):
         for alias in node.names:
             full = f"{module}.{alias.name}"
             self.aliases[alias.asname or alias.name] = full
-            if full in FRAME_ACCESS | OBJECT_GRAPH:
+            if full in FRAME_ACCESS | OBJECT_GRAPH | UNLISTED_THREADS:
                 self.flag(node, f"imports {full}")
 
     def qualified(self, node: ast.AST) -> str | None:
@@ -122,6 +129,9 @@ class _Reader(ast.NodeVisitor):
             self.flag(node, f"reads the call stack ({name})")
         elif name in OBJECT_GRAPH:
             self.flag(node, f"walks the garbage collector's objects ({name})")
+        elif name in UNLISTED_THREADS:
+            self.flag(node, f"starts a thread outside threading.Thread ({name}): the harness "
+                            f"could not tell which side's work it does")
         elif name in SIGNING_CHANNEL:
             self.flag(node, f"reads {name}: the harness's signing channel")
         elif node.attr in FRAME_ATTRIBUTES:
@@ -138,7 +148,8 @@ class _Reader(ast.NodeVisitor):
             elif (isinstance(name, ast.Constant) and isinstance(name.value, str)
                   and name.value in CODE_ATTRIBUTES):
                 self.flag(node, f"{func.id}() of {name.value}: swaps an object's code or class")
-        elif isinstance(func, ast.Name) and self.aliases.get(func.id) in FRAME_ACCESS | OBJECT_GRAPH:
+        elif isinstance(func, ast.Name) and self.aliases.get(func.id) in (FRAME_ACCESS | OBJECT_GRAPH
+                                                                           | UNLISTED_THREADS):
             self.flag(node, f"calls {self.aliases[func.id]}")
         called = func.id if isinstance(func, ast.Name) and func.id not in self.aliases else (
             self.qualified(func))
@@ -191,7 +202,8 @@ def _fd_zero(call: ast.Call) -> bool:
 
 
 def _what(root: str) -> str:
-    return {"core": "aisp's own modules", "builtins": "Python's builtins"}.get(
+    return {"core": "aisp's own modules", "builtins": "Python's builtins",
+            "threading": "threading (the harness records which thread started each one)"}.get(
         root, "torch.Tensor (the verifier calls its methods)")
 
 

@@ -43,6 +43,10 @@ def _findings(tmp_path: Path, source: str, name: str = "optimized_x.py") -> list
     ("import torch\ntorch.Tensor.abs = lambda self: self\n", "assigns torch.Tensor.abs"),
     ("import torch as t\nsetattr(t.Tensor, 'sum', None)\n", "setattr() on torch.Tensor"),
     ("import builtins\nbuiltins.isinstance = lambda *a: True\n", "assigns builtins.isinstance"),
+    ("import _thread\n_thread.start_new_thread(print, ())\n",
+     "starts a thread outside threading.Thread (_thread.start_new_thread)"),
+    ("from _thread import start_new_thread as go\ngo(print, ())\n", "imports _thread.start_new_thread"),
+    ("import threading\nthreading.Thread.start = lambda self: None\n", "assigns threading.Thread.start"),
 ])
 def test_each_rule_names_the_file_and_line(tmp_path, source, what):
     found = _findings(tmp_path, source)
@@ -62,6 +66,7 @@ def test_each_rule_names_the_file_and_line(tmp_path, source, what):
     "from core.benchmark import Benchmark, Workload\nclass B(Benchmark):\n"
     "    def setup(self, ctx):\n        self.w = 1\n        self.cfg = dict(a=1)\n        self.cfg['a'] = 2\n",
     "import time\nstart = time.perf_counter()\n",
+    "import threading\nt = threading.Thread(target=print, daemon=True)\nt.start()\nt.join()\n",
     "import os\nwith open('cfg.json') as f:\n    data = f.read()\nfd = os.open('x', 0)\nos.read(fd, 8)\n",
 ])
 def test_what_honest_pairs_do_passes(tmp_path, source):
