@@ -229,6 +229,9 @@ MUTATIONS = [
     Mutation("no-later-state-check", "core/statecheck.py",
              "(index in (1, self.later) or", "(index == 1 or",
              ("tests/test_statecheck.py::test_round_one_and_one_later_round_always_check",)),
+    Mutation("unlisted-threads-allowed", "core/sourcecheck.py",
+             "        elif name in UNLISTED_THREADS:", "        elif False:",
+             ("tests/test_sourcecheck.py::test_each_rule_names_the_file_and_line",)),
     Mutation("declaration-values-read-as-wording", "core/declarations.py",
              'WORDING_ONLY = ("negative_result", "cpu_bound")',
              'WORDING_ONLY = ("negative_result", "cpu_bound", "tolerance", "timing_mode", "goal", '
