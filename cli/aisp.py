@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import shlex
 import signal
@@ -283,9 +282,6 @@ def run(
     if mode == Mode.smoke and update_expectations:
         _usage_error("--mode smoke measures too little to store: drop --update-expectations, "
                      "or run --mode full")
-    if os.environ.get("AISP_CPROFILE") and update_expectations:
-        _usage_error("AISP_CPROFILE runs every pair under cProfile, which slows its Python: "
-                     "such numbers are not results; unset it, or drop --update-expectations")
     if jobs is not None and jobs > 1 and mode != Mode.smoke:
         _usage_error(f"--jobs {jobs} runs pairs side by side, which only --mode smoke allows: "
                      f"a full run's timings need the GPU to themselves; add --mode smoke, or "

@@ -39,7 +39,7 @@ from typing import Any
 
 import torch  # imported before any pair module, for the Guard's snapshot
 
-from core import goals, selfprofile, timing  # timing binds its functions before any pair module is imported
+from core import goals, timing  # timing binds its functions before any pair module is imported
 from core.benchmark import (BenchContext, Benchmark, PairError, Requirements, SideError, Tolerance,
                             option)
 from core.declarations import Declarations, declaration_problem
@@ -584,7 +584,7 @@ def main(argv: list[str]) -> int:
         if needed > 1:
             launch_ranks(spec, argv, out, needed)
     started = time.perf_counter()
-    result = selfprofile.run(run_pair, spec, pair=spec.pair)  # AISP_CPROFILE=DIR: the harness's time
+    result = run_pair(spec)
     if rank != 0:  # rank 0 has every rank's samples and writes the result
         sys.stdout.flush()
         os._exit(0)

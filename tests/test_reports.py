@@ -677,21 +677,3 @@ def test_a_run_without_memory_only_pairs_leaves_that_panel_blank(tmp_path, monke
     fig = _drawn(monkeypatch, lambda: plots.roofline([gemm], CEILINGS, tmp_path / "r.png"))
     assert fig.axes[1].get_title() == "" and not fig.axes[1].axison
 
-
-def test_a_child_runs_under_cprofile_only_when_asked(tmp_path, monkeypatch):
-    import pstats
-
-    from core import selfprofile
-
-    def work(n):
-        return sum(i * i for i in range(n))
-
-    monkeypatch.delenv(selfprofile.ENV, raising=False)
-    assert selfprofile.run(work, 1000, pair="ch07:copy") == work(1000)
-    assert not any(tmp_path.iterdir())
-    monkeypatch.setenv(selfprofile.ENV, str(tmp_path / "prof"))
-    monkeypatch.setenv("RANK", "1")
-    assert selfprofile.run(work, 1000, pair="ch07:copy") == work(1000)
-    written = tmp_path / "prof" / "ch07__copy.rank1.prof"
-    functions = {name for _, _, name in pstats.Stats(str(written)).stats}
-    assert "work" in functions
