@@ -3,9 +3,9 @@
 A side's footprint is what it holds plus the most one call adds on top:
 
     resident  bytes its setup() left allocated (weights, workspaces, buffers), plus what the
-              first call allocated and kept (optimizer state, lazily built pipeline buffers)
-    call      the peak one later run() reaches above what was allocated when it started
-              (activations kept for backward, temporaries, the output)
+              first two calls allocated and kept (optimizer state, lazily built buffers)
+    call      the peak the third run() reaches above what was allocated when it started
+              (activations kept for backward, temporaries, the output): a steady step's
     peak      resident + call: what this side needs on the GPU at once
 
 Sides are set up one after another in one process, so each side's resident bytes are the
@@ -14,6 +14,13 @@ sides' allocations are outside the difference. Moving an allocation from run() i
 therefore saves nothing: it is counted in `resident` instead of `call`. The inputs the
 harness builds are shared by every side and counted in none. Multi-GPU pairs report the
 largest peak of any rank (the GPU that fills first decides whether the step fits).
+
+Why the third call: a side's first steps may do one-off work a training run does once, not
+every step. DDP rebuilds its gradient buckets in the second step, allocating the new ones
+before it frees the old: on 4xH200, ch13 fsdp's DDP side reached 5.2 GiB above its start in
+step 2 and 1.2 GiB in every step after (and in step 2 too, when another model had stepped in
+that process first), so a footprint read at step 2 moved the stored saving from 2.30x to
+2.73x with the order of the pairs.
 
 Library workspaces that the first matmul of a process allocates and keeps (cuBLAS's, tens
 of MiB on Hopper) belong to no side: prime_libraries() creates them before the first setup().
@@ -74,14 +81,19 @@ class CudaMeter:
         self._torch.cuda.synchronize()
 
 
+WARM_CALLS = 2  # steps before the measured one: lazy state (step 1), DDP's bucket rebuild (step 2)
+
+
 def footprint(call: Callable[[], Any], setup_bytes: int, meter: Meter) -> Footprint:
-    """Call twice: the first call's lasting growth joins `setup_bytes` (what the side's setup
-    left allocated) as resident; the second call's peak above its start is the call's."""
+    """Call three times: what the first two calls allocated and kept joins `setup_bytes`
+    (what the side's setup left allocated) as resident; the third call's peak above its start
+    is the call's."""
     meter.sync()
     before = meter.allocated()
-    out = call()
-    meter.sync()
-    del out
+    for _ in range(WARM_CALLS):
+        out = call()
+        meter.sync()
+        del out
     kept = meter.allocated() - before  # lazily created state the side keeps between calls
     start = meter.allocated()
     meter.reset_peak()

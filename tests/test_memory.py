@@ -109,6 +109,26 @@ def test_state_the_first_call_creates_and_keeps_is_resident():
     assert got == Footprint(resident_bytes=400 * MIB, call_bytes=50 * MIB)
 
 
+def test_a_one_off_transient_of_the_second_step_is_not_the_steps_footprint():
+    """DDP rebuilds its buckets once, in the second step, allocating the new before freeing
+    the old (measured on 4xH200: 5.2 GiB on top in step 2, 1.2 GiB in every later step).
+    What a steady step needs is the footprint; state kept from step 2 on is resident."""
+    mem = FakeAllocator()
+    steps = []
+
+    def step():
+        steps.append(True)
+        if len(steps) == 2:
+            mem.alloc(400 * MIB)  # the new buckets, while the old 400 MiB are still held
+            mem.free(400 * MIB)
+            mem.alloc(20 * MIB)  # kept from step 2 on
+        mem.alloc(50 * MIB)
+        return Output(mem, 50 * MIB)
+    got = footprint(step, setup_bytes=100 * MIB, meter=mem)
+    assert got == Footprint(resident_bytes=120 * MIB, call_bytes=50 * MIB)
+    assert len(steps) == 3
+
+
 def test_ranks_report_the_fullest_gpu():
     ranks = [Footprint(100, 900), Footprint(500, 100)]
     assert largest(ranks) == Footprint(100, 900)
