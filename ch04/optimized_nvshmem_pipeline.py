@@ -23,6 +23,7 @@ symmetric-memory backend (torch >= 2.6); they need no NVSHMEM bootstrap and are 
 a graph like any kernel. Multicast (NVLS) is not used. The copy is its own small kernel; a
 block whose last kernel stored straight into the next GPU's slot would save it.
 """
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -55,6 +56,7 @@ def symmetric_memory() -> ModuleType:
 
 class PutSignalPipeline(PipelineForward):
     supports_cpu = False  # symmetric memory is CUDA memory
+    requires = replace(PipelineForward.requires, one_node=True)  # NVLink-mapped peers: one machine
     negative_result = ("0.93x on 2 and on 4 H200s: each 64 KiB hand-off is a copy into the next "
                        "GPU's slot, a node of its own on every micro-batch's critical path, plus "
                        "two flag kernels, where NCCL's captured send and recv are one kernel each; "

@@ -7,6 +7,8 @@ of the work) and `torch.ops.symm_mem.one_shot_all_reduce` has every GPU read all
 buffers and sum them in one kernel, with a barrier on the buffers' signal pads instead of
 NCCL's protocol. Multicast (NVLS) stays off here (TORCH_SYMM_MEM_DISABLE_MULTICAST=1).
 """
+from dataclasses import replace
+
 import torch
 import torch.distributed as dist
 
@@ -15,6 +17,7 @@ from ch04._symmetric_memory_common import BATCH, HIDDEN, DecodeAllReduce
 
 class OneShotSymmetric(DecodeAllReduce):
     supports_cpu = False  # symmetric memory is CUDA memory
+    requires = replace(DecodeAllReduce.requires, one_node=True)  # NVLink-mapped peers: one machine
 
     def setup(self, ctx):
         import torch.distributed._symmetric_memory as symm_mem

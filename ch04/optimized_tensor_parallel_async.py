@@ -7,6 +7,8 @@ ends with the sum for its 1/world of the tokens (2048 divides by 2, 4 and 8); an
 then gives every rank all of them, the same output as the all-reduce. The same bytes cross the links; the win, where
 there is one, is the reduce-scatter hidden behind the GEMM.
 """
+from dataclasses import replace
+
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
@@ -16,6 +18,7 @@ from ch04.optimized_tensor_parallel import ColumnThenRow
 
 class AsyncTensorParallel(ColumnThenRow):
     supports_cpu = False  # symmetric memory is CUDA memory
+    requires = replace(ColumnThenRow.requires, one_node=True)  # NVLink-mapped peers: one machine
 
     def setup(self, ctx):
         from torch.distributed._symmetric_memory import enable_symm_mem_for_group

@@ -126,6 +126,10 @@ class Requirements:
     # then a single process drives cuda:0 .. cuda:gpus-1 itself (a serving pair whose
     # goodput the harness replays in one process, e.g. prefill on one GPU, decode on another).
     one_process: bool = False
+    # gpus > 1 and one_node: every rank on one machine. Torch symmetric memory maps the peers'
+    # buffers over NVLink, which only one node's GPUs share; over the nodes of
+    # AISP_TORCHRUN_ARGS the side is a clean SKIP instead of a failed rendezvous.
+    one_node: bool = False
     # gpus > 1 and scales: `gpus` is the least; the technique scales with the GPU count
     # (collectives, DDP, FSDP, tensor/pipeline/context/expert parallelism), so the pair runs
     # as one rank per GPU present (`bench run --gpus N`: N ranks) and is stored by the count

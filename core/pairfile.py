@@ -47,6 +47,9 @@ def unmet_requirement(bench: object, device: str, gpus: int | None = None) -> st
         return f"needs {req.gpus} GPUs; --gpus {gpus} was given"
     if req.gpus > 1 and not req.one_process and (split := split_problem(ranks_for(bench, device, gpus))):
         return split  # its ranks over the nodes of AISP_TORCHRUN_ARGS (core.ranks)
+    if req.one_node and req.gpus > 1 and not req.one_process and nodes() > 1:
+        return (f"needs all its ranks on one node (peers' memory mapped over NVLink); "
+                f"AISP_TORCHRUN_ARGS spans {nodes()} nodes: run it on one machine")
     if device == "cpu":
         if req.cuda and not option(bench, "supports_cpu", False):
             return "needs a CUDA GPU; none is available on this machine"

@@ -199,3 +199,26 @@ def test_each_node_needs_gpus_for_its_share_and_an_uneven_split_is_a_skip(monkey
     assert unmet_requirement(TwoInOneProcess(), "cuda") == "needs 2 GPUs; this machine has 1"
     assert unmet_requirement(ThreeGpus(), "cpu") == (
         "runs as 3 ranks, which the 2 nodes of AISP_TORCHRUN_ARGS cannot share evenly")
+
+
+def test_symmetric_memory_sides_skip_over_several_nodes_and_their_baselines_still_run(monkeypatch):
+    """Torch symmetric memory maps peers' buffers over NVLink, which one machine's GPUs share.
+    Two nodes on one 4xH200 host failed every such side in the rendezvous ("allocations from
+    overlapping devices") and took the stem's other sides down with them."""
+    from pathlib import Path
+
+    from core.pairfile import load_benchmark, unmet_requirement
+
+    root = Path(__file__).resolve().parents[1]
+    one_node = ["optimized_symmetric_memory", "optimized_tensor_parallel_async",
+                "optimized_nvshmem_pipeline", "optimized_nvshmem_pipeline_store"]
+    either = ["baseline_symmetric_memory", "baseline_tensor_parallel", "optimized_tensor_parallel"]
+    monkeypatch.setenv("AISP_TORCHRUN_ARGS", "--nnodes 2 --rdzv-endpoint h0:29500")
+    for stem in one_node:
+        why = unmet_requirement(load_benchmark(root / "ch04" / f"{stem}.py"), "cpu")
+        assert why and "one node" in why and "2 nodes" in why, stem
+    for stem in either:
+        assert unmet_requirement(load_benchmark(root / "ch04" / f"{stem}.py"), "cpu") is None, stem
+    monkeypatch.delenv("AISP_TORCHRUN_ARGS")
+    why = unmet_requirement(load_benchmark(root / "ch04" / "optimized_tensor_parallel_async.py"), "cpu")
+    assert why and "one node" not in why  # on one machine only the CPU stops it
