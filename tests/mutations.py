@@ -244,6 +244,12 @@ MUTATIONS = [
     Mutation("rules-changed-passes-the-run", "core/gate.py",
              'FAILING = ("regression", "rules changed")', 'FAILING = ("regression",)',
              (C + "test_rules_changed_fails_the_run_like_a_regression",)),
+    Mutation("memory-read-at-step-two", "core/memory.py",
+             "WARM_CALLS = 2", "WARM_CALLS = 1",
+             ("tests/test_memory.py::test_a_one_off_transient_of_the_second_step_is_not_the_steps_footprint",)),
+    Mutation("symmetric-memory-across-nodes", "core/pairfile.py",
+             "    if req.one_node and req.gpus > 1", "    if False and req.one_node and req.gpus > 1",
+             ("tests/test_multinode.py::test_symmetric_memory_sides_skip_over_several_nodes_and_their_baselines_still_run",)),
 ]
 
 
