@@ -65,12 +65,12 @@ class DataParallelStep(Benchmark):
     stateful = True
     requires = Requirements(gpus=2, scales="weak")
     slow_because = ("a training step is stateful: a checking round re-runs every side's setup() "
-                    "(the model, its DDP or DataParallel wrapper, fused AdamW) and the "
-                    "baseline's again to step it to the kept call. On 2xH200 those setups were "
-                    "most of these pairs' 75-168 s (ddp_overlap: 55 s before checked batches; "
-                    "its 56 s of checks include the baseline's), against 7-20 ms steps; "
-                    "core.statecheck now checks fewer later rounds when the baseline's setup is "
-                    "dear (not yet re-measured)")
+                    "(the model, its DDP or DataParallel wrapper, fused AdamW: 4-7 s for the "
+                    "baseline's) and the baseline's again to step it to the kept call. With "
+                    "core.statecheck's schedule (round 1, one later round, and a share bounded "
+                    "by the baseline's setup cost) these pairs took 13-30 s on 2 and 4 H200s "
+                    "(2026-11-28; 75-168 s before it), dataparallel and gradient_compression "
+                    "the longest: 4 s of timing a side, three sides")
     # In RMS units (observed()): sides that sum the same bf16 gradients in other orders or
     # buckets agree within ~2% of the RMS on the CPU sizes' few thousand values; over the GPU
     # sizes' 16.7M values per gradient the tail goes further (on 4xH200 one value in 16.7M of

@@ -8,10 +8,14 @@ from ch04._collective_common import AllReduceSum
 class CommunicatorPerStep(AllReduceSum):
     teaching = True  # the book's anti-pattern
     cpu_bound = ("building an NCCL communicator is host work (a TCP rendezvous through the "
-                 "store, topology search, buffer setup): ~0.7 s a step on 2xH200, whose spread "
-                 "(±10-12% over 4 s of samples) is the host's")
+                 "store, topology search, buffer setup): 0.7-0.9 s a step on 2 and 4 H200s, whose "
+                 "spread (±10-12%) is the host's")
     # 4 s held ~6 steps and an interval just over ±12% (not stored, 2xH200 2026-11-28)
     time_cap_s = 12.0
+    slow_because = ("a step builds a communicator (0.7-0.9 s of host work), so the 12 s a side "
+                    "its host spread needs to store holds ~15 steps, and every round's check "
+                    "re-runs a baseline step: 50-56 s on 2 and 4 H200s (2026-11-28: timing "
+                    "17-18 s, checks 23-25 s, verify 3 s)")
     elements = 1 << 20  # 4 MiB of fp32
 
     def run(self, messages):

@@ -62,6 +62,10 @@ class DataParallelStep(Benchmark):
     supports_cpu = True
     stateful = True
     requires = Requirements(gpus=2, scales="weak")
+    slow_because = ("24 s on 4xH200 (2026-11-28) for 66-70 ms steps: 4 s of verify, checks and "
+                    "timing, a 2.9 s setup() of the DDP side (1.07B fp32 parameters), re-run "
+                    "for state checks, and starting 4 ranks with their NCCL communicators "
+                    "(~10 s for ch04 nvshmem_pipeline, whose own work is 3 s)")
     # Both sides compute the same bf16 local gradients and average them over the ranks (an
     # all-reduce, or a reduce-scatter: with two ranks the same fp32 sum, with more at most a
     # few fp32 ulps apart); in RMS units they agree to ~1e-6. The alignment of a step and the losses likewise. 1e-3 leaves headroom
