@@ -8,8 +8,11 @@
 `--width` tries another engine width (decode rows per step) before it goes into the pair.
 
 Prints, per rate, each side's share of requests meeting the pair's SLO, TTFT p50/p99, TPOT
-p50 and tokens/s (one real-time replay per side and rate, after one short warm-up replay):
-the table the README uses to choose the pair's trace. The trace keeps the pair's prompt and
+p50 and tokens/s (--repeats real-time replays per side and rate, after one short warm-up
+replay; each repeat's figures, joined by " · "): the table the README uses to choose the
+pair's trace. The sides' order turns every other repeat, as in the harness's goodput rounds:
+on 2xH200 the side that played first in its first full replay once met 8 of 64 SLOs and 64
+after, so one replay per side, always the baseline first, can place the knee wrongly. The trace keeps the pair's prompt and
 output lengths; only the rate and the request count (rate x --seconds) change.
 """
 from __future__ import annotations
@@ -28,7 +31,7 @@ from core.pairfile import load_benchmark
 
 
 def sweep(stem: str, rates: list[float], seconds: float, device: str,
-          width: int | None = None) -> list[str]:
+          width: int | None = None, repeats: int = 2) -> list[str]:
     chapter, _, stem = stem.rpartition(":")  # "ch17:prefill_decode_disagg": that chapter's stem
     folder = Path(__file__).parent.parent / chapter if chapter else Path(__file__).parent
     if not (folder / f"baseline_{stem}.py").exists():
@@ -46,18 +49,26 @@ def sweep(stem: str, rates: list[float], seconds: float, device: str,
     s, slo = sides["baseline"].sizes, sides["baseline"].slo
     for bench in sides.values():  # allocator and kernel warm-up, not counted
         goodput.replay(bench.engine(), goodput.poisson_trace(99, 8, 4.0, s.prompt_len, s.output_len, s.cfg.vocab))
-    rows = [f"`{stem}`, width {s.width}, SLO {slo}, {seconds:g} s of arrivals per rate:", "",
+    rows = [f"`{stem}`, width {s.width}, SLO {slo}, {seconds:g} s of arrivals per rate, "
+            f"{repeats} replay(s) per side:", "",
             "| requests/s | baseline: met SLO | TTFT p50 / p99 | TPOT p50 | tokens/s "
             "| optimized: met SLO | TTFT p50 / p99 | TPOT p50 | tokens/s |", "|---" * 9 + "|"]
     for rate in rates:
         trace = goodput.poisson_trace(1000 + int(rate), max(8, int(rate * seconds)), rate,
                                       s.prompt_len, s.output_len, s.cfg.vocab)
+        played: dict[str, list[goodput.GoodputStats]] = {name: [] for name in sides}
+        for repeat in range(repeats):
+            order = list(sides) if repeat % 2 == 0 else list(reversed(sides))
+            for name in order:
+                played[name].append(goodput.summarize(goodput.replay(sides[name].engine(), trace), slo))
         cells = []
-        for bench in sides.values():
-            timings = goodput.replay(bench.engine(), trace)
-            st = goodput.summarize(timings, slo)
-            cells += [f"{st.attained:.0%}", f"{st.ttft_p50_s * 1e3:.0f} / {st.ttft_p99_s * 1e3:.0f} ms",
-                      f"{st.tpot_p50_s * 1e3:.1f} ms", f"{st.tokens_per_s:.0f}"]
+        for stats in played.values():
+            def each(fmt) -> str:
+                return " · ".join(fmt(st) for st in stats)
+            cells += [each(lambda st: f"{st.attained:.0%}"),
+                      each(lambda st: f"{st.ttft_p50_s * 1e3:.0f} / {st.ttft_p99_s * 1e3:.0f}") + " ms",
+                      each(lambda st: f"{st.tpot_p50_s * 1e3:.1f}") + " ms",
+                      each(lambda st: f"{st.tokens_per_s:.0f}")]
         rows.append(f"| {rate:g} | " + " | ".join(cells) + " |")
         print(rows[-1], file=sys.stderr, flush=True)  # progress; the table follows on stdout
     return rows
@@ -70,11 +81,13 @@ def main() -> None:
                         "ch17:prefill_decode_disagg")
     parser.add_argument("--rates", type=float, nargs="+", default=[2, 4, 8])
     parser.add_argument("--seconds", type=float, default=6.0, help="seconds of arrivals per rate")
+    parser.add_argument("--repeats", type=int, default=2,
+                        help="replays per side and rate, the order turned every other one")
     parser.add_argument("--width", type=int, default=None,
                         help="engine width (decode rows per step) on both sides; default: the pair's")
     args = parser.parse_args()
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    print("\n".join(sweep(args.stem, args.rates, args.seconds, device, args.width)))
+    print("\n".join(sweep(args.stem, args.rates, args.seconds, device, args.width, args.repeats)))
 
 
 if __name__ == "__main__":

@@ -477,5 +477,6 @@ def test_the_rate_sweep_takes_another_chapters_stem():
     from ch15.sweep_rates import sweep
 
     rows = sweep("ch17:prefill_decode_disagg", [20.0], seconds=0.3, device="cpu")
-    assert rows[0].startswith("`prefill_decode_disagg`")
-    assert rows[-1].startswith("| 20 | ") and rows[-1].count("%") == 2  # both sides' share met
+    assert rows[0].startswith("`prefill_decode_disagg`") and "2 replay(s) per side" in rows[0]
+    assert rows[-1].startswith("| 20 | ") and rows[-1].count("%") == 4  # each side's share met, twice
+    assert rows[-1].count(" · ") == 8  # both sides' four figures, two repeats each
