@@ -41,11 +41,11 @@ class Goodput(Goal):
 
     def after_timing(self, session: Any, names: list[str]) -> None:
         """Each side's engine serves the pair's trace in real time, REPLAYS times, sides
-        alternating (the order reversed every other round), after one uncounted warm-up round on the first WARM_UP_REQUESTS requests
-        of another trace. Every round's trace comes from a fresh seed (the pair draws at least its
-        prompts from it, so an engine cannot have its answers ready), and each side's tokens
-        must equal the baseline's on it (greedy decoding). The baseline's trace(), slo and
-        simulation flag judge every side."""
+        alternating (the order reversed every other round), after one uncounted warm-up round
+        on the first WARM_UP_REQUESTS requests of another trace. Every round's trace comes from
+        a fresh seed (the pair draws at least its prompts from it, so an engine cannot have its
+        answers ready), and each side's tokens must equal the baseline's on it (greedy
+        decoding). The baseline's trace(), slo and simulation flag judge every side."""
         from core import goodput
         from core.benchmark import PairError
 
