@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import torch
@@ -28,6 +29,14 @@ import torch
 from core import goodput
 from core.benchmark import BenchContext
 from core.pairfile import load_benchmark
+
+
+# A side's four cells per rate, each joining every repeat's figure with " · ".
+CELLS: tuple[Callable[[goodput.GoodputStats], str], ...] = (
+    lambda st: f"{st.attained:.0%}",
+    lambda st: f"{st.ttft_p50_s * 1e3:.0f} / {st.ttft_p99_s * 1e3:.0f} ms",
+    lambda st: f"{st.tpot_p50_s * 1e3:.1f} ms",
+    lambda st: f"{st.tokens_per_s:.0f}")
 
 
 def sweep(stem: str, rates: list[float], seconds: float, device: str,
@@ -61,14 +70,7 @@ def sweep(stem: str, rates: list[float], seconds: float, device: str,
             order = list(sides) if repeat % 2 == 0 else list(reversed(sides))
             for name in order:
                 played[name].append(goodput.summarize(goodput.replay(sides[name].engine(), trace), slo))
-        cells = []
-        for stats in played.values():
-            def each(fmt) -> str:
-                return " · ".join(fmt(st) for st in stats)
-            cells += [each(lambda st: f"{st.attained:.0%}"),
-                      each(lambda st: f"{st.ttft_p50_s * 1e3:.0f} / {st.ttft_p99_s * 1e3:.0f}") + " ms",
-                      each(lambda st: f"{st.tpot_p50_s * 1e3:.1f}") + " ms",
-                      each(lambda st: f"{st.tokens_per_s:.0f}")]
+        cells = [" · ".join(cell(st) for st in stats) for stats in played.values() for cell in CELLS]
         rows.append(f"| {rate:g} | " + " | ".join(cells) + " |")
         print(rows[-1], file=sys.stderr, flush=True)  # progress; the table follows on stdout
     return rows
