@@ -556,3 +556,56 @@ def test_a_one_time_cost_is_paid_in_an_uncounted_warm_up_round(in_process_root, 
     base, opt = "ColdOnce", "ContinuousEngine"
     assert engines == [base, opt] + [opt, base, base, opt, opt, base][:2 * goodput.REPLAYS]
     assert all(served_traces[i] is served_traces[i + 1] for i in range(0, len(served_traces), 2))
+
+
+SERVING_FIRST_OF_ROUND = '''
+from ._serving_common import ContinuousEngine, Serving, spin
+
+COLD_S = 0.3  # paid by whichever engine serves a round's trace first (a cache it then fills)
+SEEN = set()  # the first prompt of every trace served, shared by both sides' engines
+
+
+class FirstOfRoundPays(ContinuousEngine):
+    started = False
+
+    def admit(self):
+        if self.queue and not self.started:
+            self.started = True
+            if (first := self.queue[0].prompt) not in SEEN:
+                SEEN.add(first)
+                spin(COLD_S)
+        super().admit()
+
+
+class Same(Serving):
+    goal = "goodput"
+
+    def engine(self):
+        return FirstOfRoundPays()
+'''
+
+
+def test_no_side_wins_goodput_by_its_place_in_the_round(in_process_root, make_chapter):
+    """PLANTED: a variant identical to its baseline, whose engine leaves the next one a warm
+    cache (the first replay of a round's trace pays 0.3 s, 15x the TTFT SLO). With the
+    baseline always first it won every round by its place alone; the order turns every other
+    round (warm-up: baseline first; round 1: the variants; round 2: the baseline; ...), so it
+    cannot. Its honest twin is every other pair here: the same rule passes them."""
+    import random
+    import statistics
+
+    from core import goodput
+    from core.child import run_pair
+    from core.discovery import select
+    from tests.conftest import spec_for
+
+    make_chapter("ch95", {"_serving_common.py": SERVING_COMMON,
+                          "_same_common.py": SERVING_FIRST_OF_ROUND,
+                          "baseline_same.py": "from ._same_common import Same\nget_benchmark = Same\n",
+                          "optimized_same.py": "from ._same_common import Same\nget_benchmark = Same\n"})
+    (pair, examples), = select(["ch95"], in_process_root)
+    result = run_pair(spec_for(pair, examples, iterations=3, warmup=1), random.Random(5))
+    ex = result.examples[0]
+    ratios = goodput.paired_ratios(result.baseline.goodput, ex.timing.goodput)
+    assert ratios and len(ratios) == goodput.REPLAYS
+    assert statistics.median(ratios) <= 1.0, ratios  # never a gain from going second

@@ -64,7 +64,9 @@ class Goodput(Goal):
             """Every live side serves trace(seed) in turn; their tokens must agree. The order
             turns round every other round: a replay lasts seconds, and whatever the side
             that plays first leaves behind (the allocator's grown pool, warm host caches)
-            would otherwise always favour the sides after the baseline."""
+            would otherwise always favour the sides after the baseline. Counted rounds 1 and 3
+            put the variants first: what going first costs counts against them, never for
+            them (planted in tests/test_goodput.py)."""
             trace = None if simulated else session.baseline.trace(seed)
             if warm_up:
                 trace = goodput.warm_up_trace(trace)
