@@ -82,24 +82,28 @@ class CudaMeter:
 
 
 WARM_CALLS = 2  # steps before the measured one: lazy state (step 1), DDP's bucket rebuild (step 2)
+CALLS = WARM_CALLS + 1
 
 
-def footprint(call: Callable[[], Any], setup_bytes: int, meter: Meter) -> Footprint:
-    """Call three times: what the first two calls allocated and kept joins `setup_bytes`
-    (what the side's setup left allocated) as resident; the third call's peak above its start
-    is the call's."""
+def footprint(call: Callable[[int], Any], setup_bytes: int, meter: Meter,
+              keep: Callable[[Any], None] = lambda out: None) -> Footprint:
+    """call(i) for i in 0..CALLS-1: what the first WARM_CALLS allocated and kept joins
+    `setup_bytes` (what the side's setup left allocated) as resident; the last call's peak
+    above its start is the call's, and its output goes to `keep` (the caller checks it: a
+    call that skipped its work would allocate nothing)."""
     meter.sync()
     before = meter.allocated()
-    for _ in range(WARM_CALLS):
-        out = call()
+    for i in range(WARM_CALLS):
+        out = call(i)
         meter.sync()
         del out
     kept = meter.allocated() - before  # lazily created state the side keeps between calls
     start = meter.allocated()
     meter.reset_peak()
-    out = call()
+    out = call(WARM_CALLS)
     meter.sync()
     peak = meter.peak() - start
+    keep(out)
     del out
     return Footprint(max(0, setup_bytes + kept), max(0, peak))
 

@@ -19,7 +19,8 @@ def test_planted_suite_on_the_gpu(fake_root, tmp_path):
     ran = check_verdicts(chapter, rows)
     for name in ("stream_escape", "stream_backpressure", "stream_joined", "launch_bound", "timer",
                  "graph", "graph_capture_answer", "graph_host_sync", "memory_chunked",
-                 "memory_setup_workspace"):
+                 "memory_setup_workspace", "memory_first_answer",
+                 "memory_lazy_workspace"):
         assert name in ran, f"{name} did not run on the GPU: {rows[name].reason}"
     # where one stream cheat's side stream shares the caller's hardware queue it is timed in
     # full (TIMED_IN_FULL_OK); their streams are consecutive, so the other one is caught
@@ -40,6 +41,8 @@ def test_planted_suite_on_the_gpu(fake_root, tmp_path):
     assert 0.95 < ratio_of(moved) < 1.05, ratio_of(moved)
     assert honest.baseline.memory.call_bytes >= 256 * 2**20
     assert moved.timing.memory.resident_bytes >= 384 * 2**20
+    lazy = rows["memory_lazy_workspace"]  # a workspace built on the first call is held
+    assert 0.95 < ratio_of(lazy) < 1.05, ratio_of(lazy)
     for name in ("stream_escape", "stream_backpressure", "launch_bound", "stream_joined"):
         print(name, rows[name].status, rows[name].speedup, rows[name].reason[:200])
 

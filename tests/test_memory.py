@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from core import expectations as expect
 from core.benchmark import Benchmark, Workload, validate
@@ -75,7 +76,7 @@ class Output:
 def test_the_call_peak_comes_on_top_of_what_setup_keeps():
     mem = FakeAllocator()
     mem.alloc(999 * MIB)  # other sides' weights and the shared inputs: not this side's
-    got = footprint(whole_layer(mem), setup_bytes=128 * MIB, meter=mem)
+    got = footprint(lambda i: whole_layer(mem)(), setup_bytes=128 * MIB, meter=mem)
     assert got == Footprint(resident_bytes=128 * MIB, call_bytes=272 * MIB)
     assert got.peak_bytes == 400 * MIB
 
@@ -84,12 +85,12 @@ def test_moving_the_intermediate_into_setup_saves_nothing():
     """The planted cheat of tests/test_gpu.py, on the fake allocator: a workspace allocated
     in setup() is counted as held, so the peak is the same as the baseline's."""
     mem = FakeAllocator()
-    honest = footprint(whole_layer(mem), setup_bytes=128 * MIB, meter=mem)
+    honest = footprint(lambda i: whole_layer(mem)(), setup_bytes=128 * MIB, meter=mem)
 
     def into_workspace():
         mem.alloc(16 * MIB)
         return Output(mem, 16 * MIB)
-    moved = footprint(into_workspace, setup_bytes=(128 + 256) * MIB, meter=mem)
+    moved = footprint(lambda i: into_workspace(), setup_bytes=(128 + 256) * MIB, meter=mem)
     assert moved.call_bytes < honest.call_bytes
     assert moved.peak_bytes == honest.peak_bytes
 
@@ -105,7 +106,7 @@ def test_state_the_first_call_creates_and_keeps_is_resident():
             state.append(True)
         mem.alloc(50 * MIB)
         return Output(mem, 50 * MIB)
-    got = footprint(step, setup_bytes=100 * MIB, meter=mem)
+    got = footprint(lambda i: step(), setup_bytes=100 * MIB, meter=mem)
     assert got == Footprint(resident_bytes=400 * MIB, call_bytes=50 * MIB)
 
 
@@ -124,7 +125,7 @@ def test_a_one_off_transient_of_the_second_step_is_not_the_steps_footprint():
             mem.alloc(20 * MIB)  # kept from step 2 on
         mem.alloc(50 * MIB)
         return Output(mem, 50 * MIB)
-    got = footprint(step, setup_bytes=100 * MIB, meter=mem)
+    got = footprint(lambda i: step(), setup_bytes=100 * MIB, meter=mem)
     assert got == Footprint(resident_bytes=120 * MIB, call_bytes=50 * MIB)
     assert len(steps) == 3
 
@@ -208,3 +209,69 @@ def test_a_memory_entry_without_its_ratio_is_a_clear_error(tmp_path):
     path.write_text(json.dumps({"examples": {"pipe_1f1b": {"speedup": 1.0, "goal": "memory"}}}))
     with pytest.raises(expect.ExpectationsError, match="needs a positive number 'memory_ratio'"):
         expect.load(path)
+
+
+class _Session:
+    """What core.goals.memory reads of a PairSession, on the CPU with a fake allocator."""
+
+    def __init__(self, sides):
+        import random
+
+        self.device, self.goal_data, self.setup_bytes = "cuda", {}, {}
+        self.baseline, self.sides = sides["baseline"], {n: b for n, b in sides.items() if n != "baseline"}
+        self.rng, self.checked = random.Random(0), {}
+        self.ranks = type("Ranks", (), {"distributed": False})()
+
+    def new_seed(self):
+        return self.rng.randrange(2**31)
+
+    def bench(self, name):
+        return self.baseline if name == "baseline" else self.sides[name]
+
+    def answer(self, out):
+        return out.clone()
+
+    def check_guard(self, when, blame=None):
+        pass
+
+    def side_raised(self, name, exc, where):
+        raise exc
+
+    def check_output(self, name, expected, actual, where):
+        self.checked[name] = (bool(torch.equal(expected, actual)), where)
+
+
+def test_memory_calls_get_fresh_inputs_and_the_measured_calls_output_is_checked(monkeypatch):
+    """PLANTED: a side that steps for real only on its first call after setup() and returns
+    that answer again (allocating nothing) where memory is measured. Every measurement call
+    gets inputs no earlier call had, and the last call's output is checked against the
+    baseline's on them, so its stale answer fails; the honest twin's matches."""
+    import core.memory
+    from core.goals.memory import Memory
+
+    class Side:
+        def __init__(self):
+            self.seen, self.first = [], None
+
+        def make_inputs(self, seed):
+            return torch.full((4,), float(seed))
+
+        def run(self, x):
+            self.seen.append(float(x[0]))
+            return x * 2
+
+    class FirstAnswerAgain(Side):
+        def run(self, x):
+            self.seen.append(float(x[0]))
+            self.first = x * 2 if self.first is None else self.first
+            return self.first
+
+    mem = FakeAllocator()
+    monkeypatch.setattr(core.memory, "CudaMeter", lambda: mem)
+    session = _Session({"baseline": Side(), "honest": Side(), "stale": FirstAnswerAgain()})
+    Memory().after_setup(session, ["honest", "stale"])
+    seen = session.baseline.seen
+    assert len(seen) == len(set(seen)) == core.memory.CALLS  # fresh values on every call
+    assert session.sides["stale"].seen == seen  # the same values for every side
+    assert session.checked["honest"] == (True, " on the memory measurement's last call")
+    assert session.checked["stale"][0] is False

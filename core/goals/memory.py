@@ -27,22 +27,33 @@ class Memory(Goal):
 
     def after_setup(self, session: Any, names: list[str]) -> None:
         """Each side's footprint, sides in order on every rank; rank 0 keeps the largest of
-        any rank. Kept on the session until the side results exist."""
-        from core.memory import CudaMeter, footprint, largest
+        any rank. Kept on the session until the side results exist. Every call gets inputs
+        no earlier call had, and the measured call's output must match the baseline's on
+        them: a side cannot look frugal by skipping its work where memory is measured."""
+        from core.benchmark import option
+        from core.inputs import clone
+        from core.memory import CALLS, CudaMeter, footprint, largest
 
         if not session.device.startswith("cuda"):
             return
-        inputs = session.baseline.make_inputs(session.new_seed())
+        sets = [session.baseline.make_inputs(session.new_seed()) for _ in range(CALLS)]
         meter = CudaMeter()
-        mine = {}
+        mine, answers = {}, {}
         for name in ["baseline", *session.sides]:
             bench = session.bench(name)
+            given = [clone(s) for s in sets] if option(bench, "inplace", False) else sets
             try:
-                mine[name] = footprint(lambda: bench.run(inputs), session.setup_bytes.get(name, 0), meter)
+                mine[name] = footprint(lambda i: bench.run(given[i]), session.setup_bytes.get(name, 0),
+                                       meter, keep=lambda out: answers.__setitem__(name, session.answer(out)))
             except Exception as exc:  # noqa: BLE001
                 session.side_raised(name, exc, "run() (memory measurement)")
             session.check_guard("during run()", name)
-        del inputs
+            del given
+        del sets
+        for name in [n for n in session.sides if answers.get(n) is not None]:
+            if answers.get("baseline") is not None:
+                session.check_output(name, answers["baseline"], answers[name],
+                                     " on the memory measurement's last call")
         every = session.ranks.all(mine) if session.ranks.distributed else [mine]
         session.goal_data[self.name] = {name: largest([f[name] for f in every if name in f])
                                         for name in mine}
