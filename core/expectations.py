@@ -8,13 +8,18 @@ atomic, with sorted keys, so a change is a reviewable diff.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock, Timeout  # a dependency of torch
 
 from core import atomic, goals
 
 SCHEMA = 1
+LOCK_TIMEOUT_S = 120.0  # a merge takes milliseconds; longer means a stuck process holds it
 
 
 class ExpectationsError(ValueError):
@@ -72,15 +77,31 @@ def load(path: Path) -> dict[str, dict[str, Any]]:
     return data["examples"]
 
 
+def write_lock(path: Path) -> FileLock:
+    """The lock every writer of `path` takes: runs on other GPUs of one machine (two 2-GPU
+    runs on a 4-GPU node) merge into the same chapter file. Kept in the temp directory so
+    the chapter folder gets no lock files."""
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:16]
+    return FileLock(Path(tempfile.gettempdir()) / f"aisp-expectations-{digest}.lock",
+                    timeout=LOCK_TIMEOUT_S)
+
+
 def update(path: Path, hardware_key: str, entries: dict[str, dict[str, Any]]) -> None:
-    """Merge `entries` into the file (other entries kept) and write it atomically."""
-    examples = load(path)  # raises on a malformed file before anything is written
-    for name, entry in entries.items():
-        if "tolerance" in examples.get(name, {}) and "tolerance" not in entry:
-            entry = {**entry, "tolerance": examples[name]["tolerance"]}  # a hand-set override
-        examples[name] = entry
-    document = {"schema": SCHEMA, "hardware_key": hardware_key, "examples": examples}
-    atomic.write_text(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+    """Merge `entries` into the file (other entries kept) and write it atomically, under
+    `write_lock` so a concurrent run's merge is never lost."""
+    try:
+        with write_lock(path):
+            examples = load(path)  # raises on a malformed file before anything is written
+            for name, entry in entries.items():
+                if "tolerance" in examples.get(name, {}) and "tolerance" not in entry:
+                    entry = {**entry, "tolerance": examples[name]["tolerance"]}  # a hand-set override
+                examples[name] = entry
+            document = {"schema": SCHEMA, "hardware_key": hardware_key, "examples": examples}
+            atomic.write_text(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+    except Timeout:
+        raise ExpectationsError(f"{path}: another process has held its write lock for "
+                                f"{LOCK_TIMEOUT_S:g} s; if no other bench run is writing it, "
+                                f"delete {write_lock(path).lock_file}") from None
 
 
 def other_host(ex: Any, entry: dict[str, Any] | None,

@@ -97,6 +97,23 @@ def test_update_is_atomic_and_leaves_no_temp_files(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["expectations_cpu.json"]  # temp removed
 
 
+
+def test_update_waits_for_another_writers_lock_and_names_the_file(tmp_path, monkeypatch):
+    """Two runs on one machine (2-GPU runs on GPUs 0,1 and 2,3) merge into the same chapter
+    file: a merge must not read the file while another writer holds it, or one run's entries
+    are lost."""
+    path = path_for(tmp_path, "2x_h200")
+    update(path, "2x_h200", {"a": {"speedup": 1.1}})
+    before = path.read_bytes()
+    monkeypatch.setattr(expect, "LOCK_TIMEOUT_S", 0.05)
+    with expect.write_lock(path):  # another run is mid-merge
+        with pytest.raises(ExpectationsError, match=re.escape(str(path)) + ".*write lock"):
+            update(path, "2x_h200", {"b": {"speedup": 1.2}})
+    assert path.read_bytes() == before
+    update(path, "2x_h200", {"b": {"speedup": 1.2}})  # released: the merge keeps both
+    assert sorted(load(path)) == ["a", "b"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["expectations_2x_h200.json"]
+
 MALFORMED = {
     "bad_json": ('{"examples": {"copy": {"speedup": 2.0,}}}', "not valid JSON"),
     "not_an_object": ("[1, 2]", "'examples' object"),
