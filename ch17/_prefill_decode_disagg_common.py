@@ -60,6 +60,8 @@ class HandoffBench(Disaggregated):
     """ch15's disaggregated pair (models on both GPUs, trace, SLO), the hand-off chosen by
     the side."""
 
+    # ch15's trace; the rate is this stem's own, set from its sweep (README)
+    gpu = replace(Disaggregated.gpu, rate_rps=10.0)
     transfer: Handoff = staticmethod(handoff)
 
     def engine(self) -> PrefillDecode:
