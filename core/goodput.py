@@ -23,7 +23,6 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 REPLAYS = 3  # per side, sides alternating, each round on trace(seed) of a fresh harness seed
-WARM_UP_REQUESTS = 16  # the uncounted round before them serves this many of its trace's requests
 
 
 @dataclass(frozen=True)
@@ -67,10 +66,15 @@ def poisson_trace(seed: int, requests: int, rate_rps: float, prompt_len: tuple[i
                         f"{output_len[1]} tokens, uniform; {drawn}")
 
 
-def warm_up_trace(trace: Trace, requests: int = WARM_UP_REQUESTS) -> Trace:
-    """The first `requests` of `trace`: enough to take every path an engine has (prefill,
-    decode, a hand-off between GPUs) once, at a fraction of a full replay's time."""
-    return Trace(trace.requests[:requests], f"warm-up: the first {requests} of {trace.description}")
+def warm_up_trace(trace: Trace) -> Trace:
+    """The whole of `trace` (another seed's tokens, the same arrivals and lengths) for the
+    uncounted round before the counted ones. Not a part of it: on 4xH200 (2026-11-28) every
+    side's first replay of a trace shape, at every rate of ch15.sweep_rates, met far fewer
+    SLOs than its second (ch17's blocking baseline 38% then 100% at 12 requests/s, 9% then
+    100% for the TTFT-heavy trace at 20/s; ch15's monolithic one 35% then 100% at 10/s):
+    the first replay pays costs per prompt length, and the first 16 requests held 16 of the
+    trace's 64 lengths."""
+    return Trace(trace.requests, f"warm-up: the whole of {trace.description}")
 
 
 class Engine(Protocol):

@@ -42,7 +42,7 @@ class Goodput(Goal):
     def after_timing(self, session: Any, names: list[str]) -> None:
         """Each side's engine serves the pair's trace in real time, REPLAYS times, sides
         alternating (the order reversed every other round), after one uncounted warm-up round
-        on the first WARM_UP_REQUESTS requests of another trace. Every round's trace comes from
+        on a whole trace of another seed (goodput.warm_up_trace). Every round's trace comes from
         a fresh seed (the pair draws at least its prompts from it, so an engine cannot have its
         answers ready), and each side's tokens must equal the baseline's on it (greedy
         decoding). The baseline's trace(), slo and simulation flag judge every side."""
@@ -97,11 +97,12 @@ class Goodput(Goal):
                     found[name].append(goodput.summarize(timings, slo))
 
         if not simulated and session.spec.mode != "smoke":
-            # Not counted: a process's first replay pays one-time costs the timed calls may not
-            # have (a first copy between GPUs, lazily loaded kernels, the allocator's growth).
-            # On 2xH200 the baseline, replayed first, met 5-33 of 64 SLOs in round 1 and all 64
-            # in rounds 2 and 3. After this round, ch17's blocking baseline still met 8 of 64
-            # once in round 1 (2026-11-28), hence also the order turned every other round.
+            # Not counted: a side's first replay of the trace's shape pays one-time costs the
+            # timed calls may not have (a first copy between GPUs, lazily loaded kernels, the
+            # allocator's growth, work planned per prompt length). On 2xH200 the baseline,
+            # replayed first, met 5-33 of 64 SLOs in round 1 and all 64 in rounds 2 and 3;
+            # after a warm-up on 16 of the 64 requests ch17's blocking baseline still met 8 of
+            # 64 once (2026-11-28), hence the whole trace, and the order turned every other round.
             seed = session.new_seed()
             session.integrity.verify_seeds.append(seed)
             play_round(seed, keep=False, index=0, warm_up=True)
