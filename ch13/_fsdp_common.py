@@ -68,9 +68,15 @@ class DataParallelStep(Benchmark):
                     "(~10 s for ch04 nvshmem_pipeline, whose own work is 3 s)")
     # Both sides compute the same bf16 local gradients and average them over the ranks (an
     # all-reduce, or a reduce-scatter: with two ranks the same fp32 sum, with more at most a
-    # few fp32 ulps apart); in RMS units they agree to ~1e-6. The alignment of a step and the losses likewise. 1e-3 leaves headroom
-    # for NCCL's choice of reduction order; a missing average is off by ~50%.
-    tolerance = Tolerance(rtol=1e-3, atol=1e-3)
+    # few fp32 ulps apart). From one setup() on 2 H200s the outputs were identical for 6
+    # steps; on 4 they were identical for 2 steps, then 0.8-1.8% apart at worst from step 3
+    # on (8-18x a 1e-3 tolerance; DDP against a second DDP: identical). AdamW's second step
+    # leaves the weights a few ulps apart, and the bf16 forward turns that into bf16-sized
+    # differences. The harness compares a stateful side up to 4 steps after setup() (and
+    # the memory measurement's third), so the tolerance is bf16 training's: 5e-2, ~3x the
+    # worst drift seen. A missing average is still off by ~50%, and a skipped optimizer step
+    # shows in the step's alignment; a bf16 gradient reduction (~0.4%) is not caught here.
+    tolerance = Tolerance(rtol=5e-2, atol=5e-2)
 
     @property
     def cfg(self) -> Config:
