@@ -7,7 +7,9 @@ import threading
 
 from ._planted_common import FlagsItsCalls, hog_unless
 
-EXPECT = "its threads were busy"
+# On a GPU the stream rule can fire first: the hog holds the interpreter between this side's
+# calls too, so its batches' wall time is mostly in no sample (4xH200, 2026-11-28).
+EXPECT = "its threads were busy|work escaped the timed stream"
 TWIN = "optimized_thread_pool"  # its honest twin
 
 _in_run = threading.Event()
