@@ -20,8 +20,8 @@ processes (probe, cold starts, profiling, load tests) are core.toolchild. Steps 
    round it is compared with the baseline's output on a fresh copy of the same values. A
    `stateful` side's batch starts from a fresh setup() in some rounds (core.statecheck), its
    output is kept within its first STATE_CHECK_CALLS calls, and the baseline is stepped from
-   a fresh setup() through the same calls to check it. A result
-   cached across calls (keyed on anything), or prepared in setup(), fails here.
+   a fresh setup() through the same calls to check it (those calls must not be slower than
+   its others). A result cached across calls (keyed on anything), or prepared in setup(), fails.
 4. after timing: the escape check per side, the goals' own measurements (goodput replays,
    simulated costs), the Guard (timing and harness functions unreplaced), and `stateful`
    sides verified once more from a fresh setup.
@@ -355,7 +355,7 @@ class PairSession(Checks):
             values (a side that breaks either rule is out before the next side is timed)."""
             started = time.perf_counter()
             outside.after_batch(name, batch.wall_ms / 1e3, list(self.sides))
-            checks.batch_took(name, batch.wall_ms / 1e3)
+            checks.batch_took(name, batch.wall_ms / 1e3, batch.samples_ms if name in stateful else (), STATE_CHECK_CALLS)
             self.captured_at[name] = batch.captured_at or 0
             self.sm_clock.sample(name)
             problem = impure.get(name) or strikes.judge(name, self.escaped([batch], side=name))
@@ -415,8 +415,9 @@ class PairSession(Checks):
             decide=(lambda r, got, sizes: decided(r, got, sizes, floors)) if floors else None)
         self.integrity.timing_s = time.perf_counter() - started - self.integrity.checks_s - self.integrity.fresh_s
         outside.finish(list(self.sides))
-        for name in [n for n in self.sides if outside.problem(n)]:
-            self.fail(name, f"{self.examples[name].file}: {outside.problem(name)}")
+        for name in list(self.sides):  # work outside its batches; honest only where checked
+            if problem := outside.problem(name) or checks.window_problem(name, STATE_CHECK_CALLS):
+                self.fail(name, f"{self.examples[name].file}: {problem}")
         self.check_guard("during timing")
         self.result.timing_mode = "graph" if graph else "cold" if cold else "hot"
         self.result.stop_reason, self.result.rounds = measurement.stop_reason, measurement.rounds
@@ -546,8 +547,7 @@ class PairSession(Checks):
         return self.result
 
     def teardown(self) -> None:
-        """Every side that was loaded, also variants that failed (their files and worker
-        processes must not outlive the pair)."""
+        """Every loaded side, failed variants too: their files and workers outlive no pair."""
         for bench in [self.baseline, *self.loaded]:
             try:
                 if bench is not None:

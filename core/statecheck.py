@@ -15,16 +15,27 @@ is stepped from its own fresh setup through the same calls (core.child). Which r
   setup() slow.
 Every rank must check the same rounds (a side's setup() may run collectives), so the share is
 rank 0's (`agree`).
+
+Only the first calls after a setup() can be checked (an honest side drifts from the baseline
+with depth: ch13 training_standard passed its tolerance 4 steps after setup() on an H200 and
+not 8), so a side could do its work only there. Its calls' times say so: a variant whose
+calls 2..STATE_CHECK_CALLS after a setup() take STATE_WINDOW_SLOWER x its other calls fails
+(`window_problem`). Honest sides on an H200 ran those calls at 0.9-1.0x their steady calls
+(ch01 performance x3, ch13 optimizer_foreach/_fused and training_standard, 2026-11-28);
+call 1 may redo one-time work (a lazily built state, a first launch) and is not counted.
 """
 from __future__ import annotations
 
 import random
-from typing import Callable
+from statistics import median
+from typing import Callable, Sequence
 
 from core.stats import MIN_ROUNDS
 
 STATE_CHECK_SHARE = 0.1  # of the rounds after the first, those that check stateful sides
 STATE_CHECK_BUDGET = 0.25  # extra checks' setups, as a share of the baseline's batch time
+STATE_WINDOW_SLOWER = 1.5  # calls 2..window after setup() against the side's other calls
+STATE_WINDOW_SLACK_MS = 0.02  # and at least this much slower per call (timer noise on tiny calls)
 
 
 class StateChecks:
@@ -37,6 +48,8 @@ class StateChecks:
         self.now = False  # this round starts the stateful sides from a fresh setup()
         self._setup_s: float | None = None  # the baseline's last re-run setup()
         self._batch_s: float | None = None  # the baseline's last batch
+        self._window_ms: dict[str, list[float]] = {}  # side -> its calls 2..window after setup()
+        self._other_ms: dict[str, list[float]] = {}  # side -> its calls outside those
 
     def start_round(self, index: int) -> bool:
         """Whether round `index` (1-based) checks the stateful sides."""
@@ -53,6 +66,31 @@ class StateChecks:
             self._setup_s = seconds
         return seconds
 
-    def batch_took(self, side: str, seconds: float) -> None:
+    def batch_took(self, side: str, seconds: float, samples_ms: Sequence[float] = (),
+                   window: int = 0) -> None:
+        """Note a batch: its wall seconds, and for a stateful side its per-call times, split
+        into the calls a checking round may keep (2..window after setup()) and the rest."""
         if side == "baseline":
             self._batch_s = seconds
+        if not samples_ms:
+            return
+        other = self._other_ms.setdefault(side, [])
+        if self.now:  # this batch started from setup(); call 1 is neither
+            self._window_ms.setdefault(side, []).extend(samples_ms[1:window])
+            other.extend(samples_ms[window:])
+        else:
+            other.extend(samples_ms)
+
+    def window_problem(self, side: str, window: int) -> str | None:
+        """Why `side` looks honest only where it is checked, or None."""
+        looked, rest = self._window_ms.get(side), self._other_ms.get(side)
+        if not looked or not rest:
+            return None
+        at, elsewhere = median(looked), median(rest)
+        if at <= STATE_WINDOW_SLOWER * elsewhere or at - elsewhere <= STATE_WINDOW_SLACK_MS:
+            return None
+        return (f"its calls 2-{window} after a setup(), where a stateful side's output is kept "
+                f"for the check, took {at:.3g} ms each (median of {len(looked)}) against "
+                f"{elsewhere:.3g} ms for its other calls (median of {len(rest)}), "
+                f"{at / elsewhere:.1f}x: a stateful side must do the same work in every call, "
+                f"not only in those the harness can check")
