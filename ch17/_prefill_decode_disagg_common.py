@@ -24,7 +24,9 @@ offline batch are ch15 disaggregated_inference's (prefill-heavy: prompts 512-204
 the stems `prefill_decode_disagg_ttft_heavy` (long prompts, short answers) and
 `prefill_decode_disagg_tpot_heavy` (short prompts, long answers) replay the other shapes.
 Expected: the overlapped hand-off raises goodput mostly through TPOT (decode steps no longer
-stall behind every hand-off); not measured yet. Each stem's run is mostly its 6 real-time
+stall behind every hand-off). Measured on 2 H200s (4xH200, 2026-11-28, README): with the trace
+warmed, both sides met every SLO up to 24 requests/s, so the regime where the blocking wait
+costs goodput is not found yet. Each stem's run is mostly its 6 real-time
 replays (~30-55 s, estimated) plus ~15 s for the offline batch: over the 20 s budget for the
 reason ch15's `TwoGPUServing` declares (`slow_because`, inherited).
 """
