@@ -62,7 +62,8 @@ class HandoffBench(Disaggregated):
     """ch15's disaggregated pair (models on both GPUs, trace, SLO), the hand-off chosen by
     the side."""
 
-    # ch15's trace; the rate is this stem's own, set from its sweep (README)
+    # ch15's trace and, for now, its rate: a line of this stem's own, so that a rate its
+    # sweep finds (README) can be set without moving ch15's pair
     gpu = replace(Disaggregated.gpu, rate_rps=10.0)
     transfer: Handoff = staticmethod(handoff)
 

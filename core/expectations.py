@@ -100,8 +100,8 @@ def update(path: Path, hardware_key: str, entries: dict[str, dict[str, Any]]) ->
             atomic.write_text(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
     except Timeout:
         raise ExpectationsError(f"{path}: another process has held its write lock for "
-                                f"{LOCK_TIMEOUT_S:g} s; if no other bench run is writing it, "
-                                f"delete {write_lock(path).lock_file}") from None
+                                f"{LOCK_TIMEOUT_S:g} s (a lock ends with its process, so one is "
+                                f"still running: let that bench run finish or stop it)") from None
 
 
 def other_host(ex: Any, entry: dict[str, Any] | None,
