@@ -64,7 +64,7 @@ class HandoffBench(Disaggregated):
 
     # ch15's trace and, for now, its rate: a line of this stem's own, so that a rate its
     # sweep finds (README) can be set without moving ch15's pair
-    gpu = replace(Disaggregated.gpu, rate_rps=10.0)
+    gpu = replace(Disaggregated.gpu, requests=64, rate_rps=10.0)
     transfer: Handoff = staticmethod(handoff)
 
     def engine(self) -> PrefillDecode:
@@ -88,7 +88,7 @@ class TTFTHeavy:
     frequent, TTFT is what users wait for. 64 requests at 16/s: ~4 s of arrivals, a replay
     of ~5 s (estimated)."""
 
-    gpu = replace(Disaggregated.gpu, prompt_len=(1024, 2048), output_len=(8, 64), rate_rps=16.0,
+    gpu = replace(Disaggregated.gpu, prompt_len=(1024, 2048), output_len=(8, 64), requests=64, rate_rps=16.0,
                   slo=SLO(ttft_s=0.5, tpot_s=Disaggregated.gpu.slo.tpot_s))
     cpu = replace(Disaggregated.cpu, prompt_len=(32, 64), output_len=(2, 6))
 
@@ -101,6 +101,6 @@ class TPOTHeavy:
     128-512, asked ~2,350 tokens/s (about all the engine serves), and each replay would have
     lasted ~17 s even without queueing."""
 
-    gpu = replace(Disaggregated.gpu, prompt_len=(64, 256), output_len=(96, 224), rate_rps=8.0,
-                  requests=40, slo=SLO(ttft_s=1.0, tpot_s=Disaggregated.gpu.slo.tpot_s))
+    gpu = replace(Disaggregated.gpu, prompt_len=(64, 256), output_len=(96, 224), requests=40, rate_rps=8.0,
+                  slo=SLO(ttft_s=1.0, tpot_s=Disaggregated.gpu.slo.tpot_s))
     cpu = replace(Disaggregated.cpu, prompt_len=(4, 12), output_len=(8, 24))
