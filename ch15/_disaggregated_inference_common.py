@@ -37,22 +37,18 @@ sides alike (a deployment would run a process per GPU), so the pair measures the
 interference only: a prefill delays the baseline's decode by the part of its GPU time that
 the launches queued after it do not already cover.
 
-Trace and SLO (GPU). 64 requests, Poisson 10/s (~6.5 s of arrivals), prompts 512-2048
-tokens, outputs 32-256: prefill-heavy, ~70% of the baseline's measured throughput. SLO:
-TTFT ≤ 1 s, TPOT ≤ 18 ms. One thread drives both GPUs, so this engine decodes a request
-every ~13 ms when no prompt gets in the way (the optimized side's TPOT p50 was 12.7 ms on
-2 H200s); a team streaming from it would promise a rate (≥ 55 tokens/s, 18 ms a token) with
-~40% headroom over that interval: jitter does not use it up, a decode step stuck behind
-prompts does. The TTFT target is an interactive product's usual bound; a 2048-token prompt
-prefills in milliseconds, so it binds only when requests queue (TTFT p99 was ≤ 107 ms).
-The first goodput run (2×H200, 80 requests, TPOT ≤ 15 ms) measured 4.01 → 7.00 requests/s
-within the SLO (46 → 74 of 80; TPOT p50/p99 13.7/20.7 → 12.7/15.2 ms), but its three
-rounds' ratios spanned 1.31-1.74: the 15 ms target sat inside the baseline's TPOT spread,
-where a few tenths of a millisecond of host jitter moved many requests across it. At 18 ms
-the optimized side's p99 is well inside the target and the baseline's tail beyond it (from
-its measured percentiles, ~75-80% of its requests should meet it: an estimate, to be
-re-measured). 64 requests instead of 80 shorten each replay to ~9 s (estimated; the
-drain of the last long answers is ~3 s of it).
+Trace and SLO (GPU). 120 requests, Poisson 40/s (3 s of arrivals), prompts 512-2048 tokens,
+outputs 32-256: prefill-heavy. SLO: TTFT ≤ 1 s, TPOT ≤ 18 ms. One thread drives both GPUs,
+so this engine decodes a request every ~8-13 ms when no prompt gets in the way; a team
+streaming from it would promise a rate (≥ 55 tokens/s, 18 ms a token) with headroom over
+that interval. The TTFT target is an interactive product's usual bound. The rate comes from
+the sweep in the README (4xH200, GPUs 2,3, 2026-11-28, each rate's trace warmed on both
+sides): at 12-20/s both sides met every SLO; at 28/s the monolithic side met 94-100% and the
+disaggregated one 100%; at 40/s, 53-57% against 79-81%, in both replays, with the order
+turned. Past its knee a monolithic replica's prompts queue behind its decode steps and
+its decode steps behind prompts, and TTFT is what runs out first (p99 2.4 s against 1.2 s).
+At 10/s, the first rate chosen (before the trace was warmed), the two sides could not be
+told apart.
 """
 from __future__ import annotations
 
@@ -345,10 +341,9 @@ class TwoGPUServing(ServingBench):
 
     requires = Requirements(gpus=2, one_process=True)
     # GPU: a prefill-heavy mix on SMALL (bf16, ~311M parameters); the trace and the SLO are
-    # explained in the module docstring. The first 2×H200 run, at 32 requests/s, overloaded
-    # both sides (they served ~2000 and ~2450 of the ~4600 tokens/s asked): 10/s is ~70% of
-    # the baseline's throughput there.
-    gpu = Sizes(cfg=replace(SMALL, max_seq=2304), width=16, requests=64, rate_rps=10.0,
+    # explained in the module docstring. 40/s for 3 s is the rate sweep's first rate past the
+    # monolithic side's knee (README): 120 requests.
+    gpu = Sizes(cfg=replace(SMALL, max_seq=2304), width=16, requests=120, rate_rps=40.0,
                 prompt_len=(512, 2048), output_len=(32, 256), batch=8,
                 slo=SLO(ttft_s=1.0, tpot_s=0.018))
     cpu = Sizes(cfg=TINY, width=3, requests=12, rate_rps=20.0, prompt_len=(4, 48),
