@@ -90,6 +90,9 @@ def test_memory_gate_judges_the_peak_saved_and_stores_both_peaks():
                                 "optimized_peak_bytes": 200}
     assert memory.cell(ex, "1.00x").startswith("2.00x less memory; time 1.00x")
     assert memory.notes(ex)[0].startswith("MEMORY ch90:x (goal memory, gated on it)")
+    ex.negative_result = "slower here by design"  # reported, never gated: the note says so
+    assert memory.notes(ex)[0].startswith(
+        "MEMORY ch90:x (goal memory, a declared negative result: not gated)")
 
 
 # --- compile_time -------------------------------------------------------------------------

@@ -138,3 +138,11 @@ def cut_short(done: list, full: int) -> str:
         return (f"; {len(done)} of {full}: the rest could not have moved the median below "
                 f"the floor")
     return ""
+
+
+def gate_role(ex: Any, goal: str) -> str:
+    """The note's words for what the gate does with this goal's ratio: a declared negative
+    result is reported and stored, never gated."""
+    if getattr(ex, "negative_result", ""):
+        return f"goal {goal}, a declared negative result: not gated"
+    return f"goal {goal}, gated on it"
