@@ -160,8 +160,8 @@ def _print_target_rows(chapters: list[Chapter], format: ListFormat) -> None:
     writer.writerows(csv_row(row) for row in rows)
 
 
-TARGETS_HELP = ("What to run: ch07, 7, ch07:copy_vectorized (a pair or one variant), all. "
-                "Several: ch06 ch08 or ch06,ch08.")
+TARGETS_HELP = ("What to run: ch07, 7, ch07:copy_vectorized (a pair or one variant), all, "
+                "multi-gpu (every pair that needs 2+ GPUs). Several: ch06 ch08 or ch06,ch08.")
 HOW_TO_NAME_TARGETS = ("name what to run, e.g. `bench run ch07` or `bench run ch07 ch08:copy` "
                        "(`bench list-targets` lists every name)")
 

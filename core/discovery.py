@@ -7,7 +7,8 @@ Naming rules (a chapter is a folder `chNN` at the repo root):
 An optimized file belongs to the baseline with the longest stem that prefixes its name.
 
 Targets: `ch07`, `7`, `07` (a whole chapter), `ch07:copy_vectorized` (a stem, with all its
-variants, or one example by name), `all`.
+variants, or one example by name), `all`, `multi-gpu` (every pair whose baseline needs two
+GPUs or more: the set a multi-GPU node's regression gate runs, with `--gpus N`).
 
 Chapters are looked up in the repo root, or in the folder named by the environment variable
 AISP_ROOT when it is set (chapters kept outside the repo; the tests' fake chapters).
@@ -23,6 +24,10 @@ from pathlib import Path
 from core import REPO_ROOT
 
 _CHAPTER_RE = re.compile(r"^ch(\d{2})$")
+MULTI_GPU = ("multi-gpu", "multigpu")  # the target naming every pair that needs >= 2 GPUs
+# `Requirements(..., gpus=N, ...)` in a pair's source (tests/test_discovery.py checks it
+# against the imported declaration of every pair in the repo)
+_GPUS = re.compile(r"\bRequirements\([^)]*?\bgpus\s*=\s*(\d+)", re.S)
 
 
 class TargetError(ValueError):
@@ -131,6 +136,13 @@ def select(targets: list[str], root: Path | None = None) -> list[tuple[Pair, lis
                     for pair in chapter.pairs:
                         add(pair, pair.examples)
                 continue
+            if token.lower() in MULTI_GPU:
+                several = [p for c in chapters.values() for p in c.pairs if gpus_needed(p, root) > 1]
+                if not several:
+                    raise TargetError(f"'{token}': no pair here needs more than one GPU")
+                for pair in several:
+                    add(pair, pair.examples)
+                continue
             chapter_token, _, name = token.partition(":")
             chapter_name = _chapter_name(chapter_token)
             chapter = chapters.get(chapter_name or "")
@@ -156,8 +168,17 @@ def select(targets: list[str], root: Path | None = None) -> list[tuple[Pair, lis
     return [(pair, list(examples.values())) for pair, examples in ordered]
 
 
+def gpus_needed(pair: Pair, root: Path | None = None) -> int:
+    """The GPU count a pair's baseline declares (`Requirements(gpus=N)`), read from its source
+    or a chapter module it imports, as the front page reads `only_on`: selecting pairs imports
+    no pair code. 1 where none is declared."""
+    root = chapters_root() if root is None else Path(root)
+    declared = source_declaration(pair.baseline, root, _GPUS)
+    return int(declared) if declared else 1
+
+
 def all_target_names(chapters: dict[str, Chapter]) -> list[str]:
-    names = []
+    names = ["all", *MULTI_GPU]
     for chapter in chapters.values():
         names.append(chapter.name)
         for pair in chapter.pairs:

@@ -148,3 +148,44 @@ def test_empty_chapter_points_at_readme(copy_root):
 def test_no_targets_is_an_error(copy_root):
     with pytest.raises(TargetError):
         select([], copy_root)
+
+
+# --- the multi-gpu target -----------------------------------------------------------------
+
+def test_multi_gpu_target_selects_pairs_whose_baseline_needs_several_gpus(make_chapter, fake_root):
+    """Declared in the baseline itself or in a chapter module it imports; a pair needing one
+    GPU (or declaring none) is left out; the source is read, never imported."""
+    two = "from core.benchmark import Requirements\nrequires = Requirements(\n    gpus=2, scales='weak')\n"
+    make_chapter("ch94", {
+        "_ring_common.py": two,
+        "baseline_ring.py": "from ch94._ring_common import Ring\n", "optimized_ring.py": STUB,
+        "optimized_ring_fast.py": STUB,
+        "baseline_p2p.py": "requires = Requirements(cuda=True, gpus=2)\n", "optimized_p2p.py": STUB,
+        "baseline_one.py": "requires = Requirements(gpus=1)\n", "optimized_one.py": STUB,
+        "baseline_plain.py": STUB, "optimized_plain.py": STUB,
+    })
+    chosen = {p.id: [e.name for e in ex] for p, ex in select(["multi-gpu"], root=fake_root)}
+    assert chosen == {"ch94:p2p": ["p2p"], "ch94:ring": ["ring", "ring_fast"]}
+    assert [p.id for p, _ in select(["MULTIGPU", "ch94:one"], root=fake_root)] == [
+        "ch94:one", "ch94:p2p", "ch94:ring"]
+
+
+def test_multi_gpu_target_with_no_such_pair_is_an_error(copy_root):
+    with pytest.raises(TargetError, match="no pair here needs more than one GPU"):
+        select(["multi-gpu"], root=copy_root)
+
+
+def test_multi_gpu_target_agrees_with_every_repo_pairs_imported_declaration():
+    """The source reading `multi-gpu` uses against what each baseline declares when imported
+    (cli.targets, in a child with no GPU): a pair spelling its GPU count some other way would
+    silently drop out of the multi-GPU gate."""
+    from cli.targets import describe_files
+    from core import REPO_ROOT
+    from core.discovery import gpus_needed
+
+    pairs = [p for c in discover(REPO_ROOT) for p in c.pairs]
+    declared = describe_files([p.baseline for p in pairs], REPO_ROOT)
+    imported = {p.id: declared[p.baseline].get("requires", {}).get("gpus") for p in pairs}
+    assert None not in imported.values(), [k for k, v in imported.items() if v is None]
+    assert {p.id: gpus_needed(p, REPO_ROOT) for p in pairs} == imported
+    assert sum(n > 1 for n in imported.values()) >= 21  # the multi-GPU pairs of 2026-11-28
