@@ -480,3 +480,17 @@ def test_the_rate_sweep_takes_another_chapters_stem():
     assert rows[0].startswith("`prefill_decode_disagg`") and "2 replay(s) per side" in rows[0]
     assert rows[-1].startswith("| 20 | ") and rows[-1].count("%") == 4  # each side's share met, twice
     assert rows[-1].count(" · ") == 8  # both sides' four figures, two repeats each
+
+
+def test_the_rate_sweep_judges_the_same_replays_by_other_ttft_targets():
+    """`--ttft`: each side gains a share-met column per extra TTFT target, from the same
+    replays. A target no request can meet (0 s: a first token takes time) is 0%; one every
+    served request meets (an hour) is 100%, on both sides and both repeats."""
+    from ch15.sweep_rates import sweep
+
+    rows = sweep("ch17:prefill_decode_disagg", [20.0], seconds=0.3, device="cpu",
+                 ttft_targets=[0.0, 3600.0])
+    assert "met at TTFT ≤ 0 ms | met at TTFT ≤ 3.6e+06 ms" in rows[2]
+    assert rows[2].count("|") == rows[3].count("|") == rows[-1].count("|") == 14
+    cells = [c.strip() for c in rows[-1].strip("| \n").split("|")]
+    assert cells[5:7] == ["0% · 0%", "100% · 100%"] and cells[11:13] == ["0% · 0%", "100% · 100%"]
