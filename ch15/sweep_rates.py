@@ -26,7 +26,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -45,7 +45,7 @@ CELLS: tuple[Callable[[goodput.GoodputStats], str], ...] = (
 
 
 def sweep(stem: str, rates: list[float], seconds: float, device: str,
-          width: int | None = None, repeats: int = 2, ttft_targets: list[float] = ()) -> list[str]:
+          width: int | None = None, repeats: int = 2, ttft_targets: Sequence[float] = ()) -> list[str]:
     chapter, _, stem = stem.rpartition(":")  # "ch17:prefill_decode_disagg": that chapter's stem
     folder = Path(__file__).parent.parent / chapter if chapter else Path(__file__).parent
     if not (folder / f"baseline_{stem}.py").exists():
