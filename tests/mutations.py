@@ -274,6 +274,14 @@ MUTATIONS = [
     Mutation("symmetric-memory-across-nodes", "core/pairfile.py",
              "    if req.one_node and req.gpus > 1", "    if False and req.one_node and req.gpus > 1",
              ("tests/test_multinode.py::test_symmetric_memory_sides_skip_over_several_nodes_and_their_baselines_still_run",)),
+    Mutation("multi-gpu-target-reads-no-imports", "core/discovery.py",
+             "declared = source_declaration(pair.baseline, root, _GPUS)",
+             "declared = source_declaration(pair.baseline, root, _GPUS, depth=0)",
+             ("tests/test_discovery.py::test_multi_gpu_target_selects_pairs_whose_baseline_needs_several_gpus",
+              "tests/test_discovery.py::test_multi_gpu_target_agrees_with_every_repo_pairs_imported_declaration")),
+    Mutation("negative-result-note-says-gated", "core/goals/base.py",
+             '    if getattr(ex, "negative_result", ""):', "    if False:",
+             (G + "test_memory_gate_judges_the_peak_saved_and_stores_both_peaks",)),
 ]
 
 
