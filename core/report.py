@@ -351,11 +351,14 @@ def summary_markdown(record: RunRecord, charts: list[str] | None = None) -> str:
 
 
 def chart_context(record: RunRecord) -> str:
-    """A chart's second title line: device, commit, run id and, for a smoke run, that its
-    times are not results."""
+    """A chart's second title line: device, how many GPUs the multi-GPU pairs ran on, commit,
+    run id and, for a smoke run, that its times are not results."""
     fp = record.fingerprint
     words = [str(fp.get("device") or "?"), f"commit {fp.get('git_commit') or '?'}",
              f"run {Path(str(record.run_dir)).name}"]
+    gpus = record.options.get("gpus") or fp.get("gpu_count") or 1  # --gpus N, else all present
+    if int(gpus) > 1:
+        words.insert(1, f"multi-GPU pairs on {gpus} GPUs")
     if record.options.get("mode") == "smoke":
         words.append("smoke run: few samples, not gated")
     return " · ".join(words)

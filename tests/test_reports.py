@@ -556,6 +556,33 @@ def test_speedup_chart_grows_bars_from_1x_and_marks_what_is_not_a_failure(tmp_pa
     smoke = make_record([faster], tmp_path, options={"mode": "smoke"})
     assert "smoke run: few samples, not gated" in chart_context(smoke)
     assert "NVIDIA H100 80GB HBM3" in chart_context(smoke)
+    assert "GPUs" not in chart_context(smoke)  # one GPU: nothing to say
+    four = make_record([faster], tmp_path, options={"mode": "full", "gpus": 4})
+    assert chart_context(four).startswith("NVIDIA H100 80GB HBM3 · multi-GPU pairs on 4 GPUs · commit")
+
+
+def test_speedup_chart_shows_a_pair_by_the_ratio_its_goal_gates(tmp_path, monkeypatch):
+    """ch13:fsdp (goal memory: 2.73x less memory, time 0.95x) was drawn as a 0.95x bar in the
+    'slower, undeclared' colour. A pair gated on another goal shows that goal's ratio, named,
+    with its stored value's tick; where the run did not measure it, its time, saying so."""
+    from core import plots
+    from core.memory import Footprint
+
+    shard = make_example("shard", 1.0, 1.05)  # 0.95x time
+    shard.goal = "memory"
+    shard.baseline.memory, shard.timing.memory = Footprint(300, 100), Footprint(100, 60)  # 2.5x
+    shard.expectation = GateResult("pass", "pass message", stored_speedup=2.4, floor=2.0)
+    unmeasured = make_example("cpu_shard", 1.0, 1.05)
+    unmeasured.goal = "memory"  # a CPU run: no footprints
+    assert plots._kind(shard) == "faster" and plots._kind(unmeasured) == "slower"
+    fig = _drawn(monkeypatch, lambda: plots.speedups([shard, unmeasured], tmp_path / "s.png"))
+    ax = fig.axes[0]
+    names = [t.get_text() for t in ax.get_yticklabels()]
+    assert names == ["ch07:cpu_shard (time; memory not measured)", "ch07:shard (less memory)"]
+    assert [t.get_text() for t in ax.texts] == ["0.95x", "2.50x"]
+    ticks = [line.get_xdata()[0] for line in ax.lines if len(line.get_xdata()) == 2
+             and line.get_xdata()[0] == line.get_xdata()[1] != 1.0]
+    assert ticks == [2.4]  # the stored memory ratio; none for the row drawn by its time
 
 
 def test_a_host_paced_result_stored_on_another_host_says_so():
