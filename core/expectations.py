@@ -106,11 +106,14 @@ def update(path: Path, hardware_key: str, entries: dict[str, dict[str, Any]]) ->
 
 def other_host(ex: Any, entry: dict[str, Any] | None,
                fingerprint: dict[str, Any]) -> str:
-    """For a host-paced result (cpu_bound, or a side host-bound), the host its entry was stored
-    on when this run's differs (CPU model or usable cores); "" otherwise. Its speedup depends
-    on the host as much as on the GPU model the entry is keyed by."""
+    """For a host-paced result (cpu_bound, a side host-bound, or goodput from a real-time
+    replay, where one Python thread drives the engines), the host its entry was stored on when
+    this run's differs (CPU model or usable cores); "" otherwise. Its ratio depends on the
+    host as much as on the GPU model the entry is keyed by: ch15 disaggregated_inference's
+    trace was past both sides' knees on a 32-core host and between them on a 64-core one."""
     stored = (entry or {}).get("provenance") or {}
-    if not (ex.cpu_bound or ex.host_bound) or not stored.get("cpu"):
+    replayed = getattr(ex, "goal", "") == "goodput" and not getattr(ex, "simulated", "")
+    if not (ex.cpu_bound or ex.host_bound or replayed) or not stored.get("cpu"):
         return ""
     here = (fingerprint.get("cpu"), fingerprint.get("cpu_cores"))
     there = (stored.get("cpu"), stored.get("cpu_cores", here[1]))

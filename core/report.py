@@ -133,7 +133,7 @@ def notes(rows: list[ExampleResult]) -> list[str]:
                          f"simulation over measured costs, not from the work itself")
         if ex.other_host:
             lines.append(f"OTHER HOST {ex.id}: its expectation was {ex.other_host}; a host-paced "
-                         f"speedup measures the host as much as the GPU, so its verdict judges "
+                         f"result measures the host as much as the GPU, so its verdict judges "
                          f"the hosts too")
         if ex.cpu_bound:
             gated = (f"so it is gated with a {CPU_BOUND_TOLERANCE:.0%} tolerance"

@@ -601,6 +601,11 @@ def test_a_host_paced_result_stored_on_another_host_says_so():
     gpu_paced = make_example("gemm", 1.0, 0.5)  # neither cpu_bound nor host-bound: no note
     assert other_host(gpu_paced, entry, here) == ""
     assert other_host(ex, {"speedup": 2.0}, here) == ""  # stored before hosts were recorded
+    replayed = make_example("serving", 1.0, 1.0)  # goodput from a real-time replay: host-paced
+    replayed.goal = "goodput"
+    assert other_host(replayed, entry, here).startswith("stored on AMD EPYC 9454")
+    replayed.simulated = "a model of the cluster"  # virtual time: the host sets no pace
+    assert other_host(replayed, entry, here) == ""
     assert ExampleResult.from_dict(ex.to_dict()).other_host == ex.other_host
 
 
