@@ -35,6 +35,9 @@ class Goal:
     field = ""  # the stored, gated ratio of an expectation entry ("speedup", "memory_ratio")
     what = ""  # how gate messages name the ratio ("memory saved ")
     gates_time = False  # the timed speedup is the gated number (else the time is context)
+    # its ratio comes from work paced by the host in real time (a replay driven by one Python
+    # thread), so a result stored on another host says so (core.expectations.other_host)
+    host_paced = False
     noun = "result"  # what a simulated pair's simulation yields, in its note
     pair_owned: tuple[str, ...] = ()  # methods only the baseline may define (core.rules)
 

@@ -23,6 +23,7 @@ class Goodput(Goal):
     what = "goodput "
     noun = "goodput"
     gain = "goodput"
+    host_paced = True  # a real-time replay; a simulated one sets no pace (other_host checks)
 
     def check_contract(self, bench: Benchmark, origin: str) -> None:
         if getattr(bench, "simulated", ""):
