@@ -606,6 +606,9 @@ def test_a_host_paced_result_stored_on_another_host_says_so():
     assert other_host(replayed, entry, here).startswith("stored on AMD EPYC 9454")
     replayed.simulated = "a model of the cluster"  # virtual time: the host sets no pace
     assert other_host(replayed, entry, here) == ""
+    cold = make_example("compile", 1.0, 1.0)  # a compiler's cold start runs on the host
+    cold.goal = "compile_time"
+    assert other_host(cold, entry, here).startswith("stored on AMD EPYC 9454")
     assert ExampleResult.from_dict(ex.to_dict()).other_host == ex.other_host
 
 
