@@ -107,10 +107,11 @@ def update(path: Path, hardware_key: str, entries: dict[str, dict[str, Any]]) ->
 def other_host(ex: Any, entry: dict[str, Any] | None,
                fingerprint: dict[str, Any]) -> str:
     """For a host-paced result (cpu_bound, a side host-bound, or a goal whose ratio the host
-    paces: goodput from a real-time replay, a compiler's cold start), the host its entry was stored on when
-    this run's differs (CPU model or usable cores); "" otherwise. Its ratio depends on the
-    host as much as on the GPU model the entry is keyed by: ch15 disaggregated_inference's
-    trace was past both sides' knees on a 32-core host and between them on a 64-core one."""
+    paces: goodput from a real-time replay, a compiler's cold start), the host its entry was
+    stored on when this run's differs (CPU model or usable cores); "" otherwise. Its ratio
+    depends on the host as much as on the GPU model the entry is keyed by: ch15
+    disaggregated_inference's trace was past both sides' knees on a 32-core host and between
+    them on a 64-core one."""
     stored = (entry or {}).get("provenance") or {}
     replayed = goals.goal_of(ex.goal or goals.DEFAULT).host_paced and not ex.simulated
     if not (ex.cpu_bound or ex.host_bound or replayed) or not stored.get("cpu"):
