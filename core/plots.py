@@ -44,6 +44,8 @@ def _gated(r: ExampleResult) -> tuple[float, tuple[float, float], str]:
     if goal.gates_time:
         return r.speedup, _ci(r), ""
     ratio = goal.ratio(r)
+    if ratio == float("inf"):  # goodput over a baseline that met no SLO: no bar's length
+        return r.speedup, _ci(r), f" (time; the baseline's {goal.name} was 0)"
     if ratio is None or not math.isfinite(ratio) or ratio <= 0:
         return r.speedup, _ci(r), f" (time; {goal.name} not measured)"
     return ratio, (ratio, ratio), f" ({goal.gain})"

@@ -565,7 +565,7 @@ def test_speedup_chart_shows_a_pair_by_the_ratio_its_goal_gates(tmp_path, monkey
     """ch13:fsdp (goal memory: 2.73x less memory, time 0.95x) was drawn as a 0.95x bar in the
     'slower, undeclared' colour. A pair gated on another goal shows that goal's ratio, named,
     with its stored value's tick; where the run did not measure it, its time, saying so."""
-    from core import plots
+    from core import goals, plots
     from core.memory import Footprint
 
     shard = make_example("shard", 1.0, 1.05)  # 0.95x time
@@ -583,6 +583,10 @@ def test_speedup_chart_shows_a_pair_by_the_ratio_its_goal_gates(tmp_path, monkey
     ticks = [line.get_xdata()[0] for line in ax.lines if len(line.get_xdata()) == 2
              and line.get_xdata()[0] == line.get_xdata()[1] != 1.0]
     assert ticks == [2.4]  # the stored memory ratio; none for the row drawn by its time
+    served = make_example("serving", 1.0, 0.9)  # goodput over a baseline that met no SLO: inf
+    served.goal = "goodput"
+    monkeypatch.setattr(type(goals.goal_of("goodput")), "ratio", lambda self, ex: float("inf"))
+    assert plots._gated(served)[2] == " (time; the baseline's goodput was 0)"
 
 
 def test_a_host_paced_result_stored_on_another_host_says_so():
