@@ -15,6 +15,7 @@ vLLM's `benchmark_serving` is.
 """
 from __future__ import annotations
 
+import gc
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -117,7 +118,12 @@ class ReplayError(RuntimeError):
 
 def replay(engine: Engine, trace: Trace, clock: Callable[[], float] = time.perf_counter,
            wait: Callable[[float], None] = time.sleep, stall_s: float = 60.0) -> list[RequestTiming]:
-    """Play `trace` against `engine` in real time; returns each request's token stamps."""
+    """Play `trace` against `engine` in real time; returns each request's token stamps.
+
+    The heap is collected before the clock starts: replays alternate sides, and garbage the
+    side before left behind (a replay's requests, tensors, token lists) would otherwise be
+    collected during this one, in the middle of serving it, which charges this side for it."""
+    gc.collect()
     pending = sorted(trace.requests, key=lambda r: r.arrival_s)
     wanted = {r.id: r.max_new for r in trace.requests}
     timings = {r.id: RequestTiming(r.id, r.arrival_s) for r in trace.requests}

@@ -136,6 +136,35 @@ def test_the_client_waits_for_arrivals_instead_of_spinning():
     assert timings[1].ttft_s == pytest.approx(PREFILL_S_PER_TOKEN + DECODE_STEP_S)
 
 
+def test_a_replay_starts_on_a_collected_heap():
+    """Garbage the side before left (here a reference cycle, which only the cycle collector
+    frees) is collected before the clock starts, not in the middle of this side's replay."""
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    cycle = Node()
+    cycle.me = cycle
+    left_behind = weakref.ref(cycle)
+    del cycle
+    seen_at_first_step = []
+
+    class Watching(ContinuousEngine):
+        def step(self):
+            if not seen_at_first_step:
+                seen_at_first_step.append(left_behind() is None)
+            return super().step()
+
+    gc.disable()  # so that only replay() can have collected it
+    try:
+        run(Watching)
+    finally:
+        gc.enable()
+    assert seen_at_first_step == [True]
+
+
 class ForgesTokens(ContinuousEngine):
     def step(self):
         return super().step() + [(999, 1)]
