@@ -115,8 +115,10 @@ def throttle_notes(pairs: list[PairResult]) -> list[str]:
     return lines
 
 
-def notes(rows: list[ExampleResult]) -> list[str]:
-    """Failures and skips with their reasons, gate messages, implausible-speedup warnings."""
+def notes(rows: list[ExampleResult], smoke: bool = False) -> list[str]:
+    """Failures and skips with their reasons, gate messages, implausible-speedup warnings. A
+    smoke run (`smoke`) gates and stores nothing, and its one closing line says so: no note per
+    row that its few samples make it NOISY, and none that says how a row is gated."""
     lines = []
     for ex in rows:
         if ex.status != "ok":
@@ -125,7 +127,7 @@ def notes(rows: list[ExampleResult]) -> list[str]:
         gate = ex.expectation
         if gate is not None and gate.status in ("regression", "inconclusive", "negative", "rules changed"):
             lines.append(f"{gate.status.upper()} {ex.id}: {gate.message}")
-        if ex.noisy:
+        if ex.noisy and not smoke:
             lines.append(f"NOISY {ex.id}: {ex.noisy}; the speedup is not a result (never stored)")
         goal = goals.goal_of(ex.goal)
         if ex.simulated:
@@ -136,10 +138,10 @@ def notes(rows: list[ExampleResult]) -> list[str]:
                          f"result measures the host as much as the GPU, so its verdict judges "
                          f"the hosts too")
         if ex.cpu_bound:
-            gated = (f"so it is gated with a {CPU_BOUND_TOLERANCE:.0%} tolerance"
-                     if goal.gates_time else f"(the gate judges its goal, {ex.goal})")
+            gated = ("" if smoke else f", so it is gated with a {CPU_BOUND_TOLERANCE:.0%} tolerance"
+                     if goal.gates_time else f" (the gate judges its goal, {ex.goal})")
             lines.append(f"CPU-BOUND {ex.id}: {ex.cpu_bound}; the speedup depends on the host's "
-                         f"CPU (model and cores in the provenance) as much as on the GPU, {gated}")
+                         f"CPU (model and cores in the provenance) as much as on the GPU{gated}")
         for side in ([] if ex.cpu_bound else ex.host_bound):
             timing = ex.baseline if side == "baseline" else ex.timing
             advice = goal.host_bound_advice()
@@ -203,7 +205,8 @@ def render(record: RunRecord, fmt: str = "table") -> str:
             f"{v:.0f} {'GB/s' if k.endswith('gbps') else 'TFLOP/s'}" for k, v in ceilings.items()))
     parts.append("")
     parts.append(table(rows, "github" if fmt == "markdown" else "simple"))
-    extra = notes(rows) + throttle_notes(record.pairs) + slow_notes(record)
+    extra = (notes(rows, smoke=record.options.get("mode") == "smoke") + throttle_notes(record.pairs)
+             + slow_notes(record))
     if extra:
         parts += ["", *extra]
     if record.expectation_updates:
@@ -338,7 +341,8 @@ def summary_markdown(record: RunRecord, charts: list[str] | None = None) -> str:
                            headers=["ceiling", "value", "SM MHz at its end", "slowdowns"],
                            tablefmt="github", disable_numparse=True), ""]
     lines += ["## Results", "", table(rows, "github"), ""]
-    extra = notes(rows) + throttle_notes(record.pairs) + slow_notes(record)
+    extra = (notes(rows, smoke=record.options.get("mode") == "smoke") + throttle_notes(record.pairs)
+             + slow_notes(record))
     if extra:
         lines += ["## Failures and notes", "", *[f"- {line}" for line in extra], ""]
     profile = _profile_lines(record.pairs)

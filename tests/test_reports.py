@@ -130,6 +130,22 @@ def test_render_table_notes_and_json(tmp_path):
     assert [row(ex) for ex in again.rows] == [row(ex) for ex in record.rows]
 
 
+def test_a_smoke_run_has_one_line_for_its_few_samples_and_says_nothing_of_gating(tmp_path):
+    """A CPU smoke run of ch03 ch05 printed a NOISY note for every row ("only 3 samples") and
+    "so it is gated with a 25% tolerance" for rows nothing gates; its closing line says both."""
+    def feeder():
+        ex = make_example("feeder", 1.0, 0.9)
+        ex.noisy, ex.cpu_bound = "only 3 samples", "the host collates every batch"
+        return ex
+
+    smoke = render(make_record([feeder()], tmp_path, options={"mode": "smoke"}), "table")
+    assert "NOISY ch07" not in smoke and "smoke run: times come from few samples" in smoke
+    cpu_bound = next(line for line in smoke.splitlines() if line.startswith("CPU-BOUND ch07:feeder"))
+    assert cpu_bound.endswith("as much as on the GPU") and "gated" not in cpu_bound
+    full = render(make_record([feeder()], tmp_path, options={"mode": "full"}), "table")
+    assert "NOISY ch07:feeder: only 3 samples" in full and "gated with a 25% tolerance" in full
+
+
 def test_row_of_a_measured_example_without_rates_or_interval():
     ex = make_example("copy", 1.0, 0.5)
     ex.timing.rates, ex.speedup_ci, ex.expectation, ex.verification = None, None, None, None
