@@ -60,10 +60,14 @@ def _kind(r: ExampleResult) -> str:
         return "negative"
     if r.expectation is not None and r.expectation.status == "regression":
         return "regression"
-    return "faster" if _gated(r)[0] >= 1 else "slower"
+    value, (low, high), _ = _gated(r)
+    if low < 1 < high:
+        return "even"  # neither faster nor slower, as far as its samples can tell
+    return "faster" if value >= 1 else "slower"
 
 
-_KINDS = {"faster": ("tab:green", "faster"), "slower": ("tab:orange", "slower, undeclared"),
+_KINDS = {"faster": ("tab:green", "faster"), "even": ("lightgrey", "interval spans 1x"),
+          "slower": ("tab:orange", "slower, undeclared"),
           "regression": ("tab:red", "regression (gate)"),
           "negative": ("tab:blue", "declared negative result"), "teaching": ("tab:gray", "teaching")}
 

@@ -557,6 +557,8 @@ def test_speedup_chart_grows_bars_from_1x_and_marks_what_is_not_a_failure(tmp_pa
     noisy.noisy = "only 3 samples"
     assert [plots._kind(r) for r in (faster, slower, negative, teaching)] == [
         "faster", "slower", "negative", "teaching"]
+    same = make_example("same", 1.0, 1.01)  # 0.99x [0.97-1.01]: not a slowdown it can show
+    assert plots._kind(same) == "even" and plots._KINDS["even"][1] == "interval spans 1x"
     kept = []
     monkeypatch.setattr(plots.plt, "close", kept.append)
     plots.speedups([faster, slower, negative, teaching, noisy], tmp_path / "s.png", "H100 · commit abc")
