@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -154,6 +155,8 @@ def roofline(rows: list[ExampleResult], ceilings: dict[str, float], path: Path,
                  and s[2].gbps is not None and s[3].gbps is not None]
     if not flop_rows and not byte_rows:
         return None
+    # FLOPs without a byte count have no arithmetic intensity: named, not silently left out
+    unplaced = [r.id for r, w, _, opt in sides if w.flops and not w.bytes and opt.tflops is not None]
     # grows with the pairs: the legend goes under the roofline (never over its points), and
     # the memory-only bars keep ~0.3 inch each
     legend_rows = -(-(len(flop_rows) + len(_CEILING_LABELS)) // 3)
@@ -185,6 +188,10 @@ def roofline(rows: list[ExampleResult], ceilings: dict[str, float], path: Path,
                    + (f"\n{context}" if context else ""), fontsize=10)
     left.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=3,
                 frameon=False)
+    if unplaced:  # bottom right: under the roofs, where no pair's point sits
+        left.text(0.99, 0.02, "\n".join(textwrap.wrap(
+                      "not placed (FLOPs but no byte count): " + ", ".join(unplaced), 60)),
+                  transform=left.transAxes, ha="right", va="bottom", fontsize=7)
     if byte_rows:
         labels = [r.id for r, _, _, _ in byte_rows]
         base = [base_rates.gbps for _, _, base_rates, _ in byte_rows]

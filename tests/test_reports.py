@@ -715,6 +715,20 @@ def test_roofline_reads_in_greyscale(tmp_path, monkeypatch):
     assert not any(_overlap(a, b) for a, b in zip(ticks, ticks[1:]))  # read 100000125000...
 
 
+def test_roofline_names_the_pairs_it_cannot_place(tmp_path, monkeypatch):
+    """FLOPs without a byte count have no arithmetic intensity (9 H200 entries: ch14
+    model_compile, flex_attention, ...): they were left off the chart without a word."""
+    from core import plots
+
+    gemm = make_example("gemm", 10.0, 5.0, flops=1e11, bytes_=1e9)
+    model = make_example("model_compile", 10.0, 5.0, flops=1e11, bytes_=0.0)
+    fig = _drawn(monkeypatch, lambda: plots.roofline([gemm, model], CEILINGS, tmp_path / "r.png"))
+    left = fig.axes[0]
+    said = " ".join(t.get_text() for t in left.texts)
+    assert "not placed (FLOPs but no byte count): ch07:model_compile" in said
+    assert "ch07:gemm" not in said
+
+
 def test_tools_roofline_titles_its_chart_with_the_device_and_commit(tmp_path, monkeypatch):
     from core import plots
 
