@@ -122,8 +122,22 @@ def replay(engine: Engine, trace: Trace, clock: Callable[[], float] = time.perf_
 
     The heap is collected before the clock starts: replays alternate sides, and garbage the
     side before left behind (a replay's requests, tensors, token lists) would otherwise be
-    collected during this one, in the middle of serving it, which charges this side for it."""
+    collected during this one, in the middle of serving it, which charges this side for it.
+    What survives is frozen for the replay (`gc.freeze`, undone after it), so a collection
+    during it scans what the replay made, not torch's and the models' objects: a full one
+    over that heap can stall the serving loop for tens of milliseconds, which near the knee
+    queues up (a side's first counted replay after the warm-up met 89% of the SLOs where its
+    second met 100% on 2xH200, 2026-11-28; the collections are a suspect, not a proof)."""
     gc.collect()
+    gc.freeze()
+    try:
+        return _replay(engine, trace, clock, wait, stall_s)
+    finally:
+        gc.unfreeze()
+
+
+def _replay(engine: Engine, trace: Trace, clock: Callable[[], float],
+            wait: Callable[[float], None], stall_s: float) -> list[RequestTiming]:
     pending = sorted(trace.requests, key=lambda r: r.arrival_s)
     wanted = {r.id: r.max_new for r in trace.requests}
     timings = {r.id: RequestTiming(r.id, r.arrival_s) for r in trace.requests}

@@ -165,6 +165,25 @@ def test_a_replay_starts_on_a_collected_heap():
     assert seen_at_first_step == [True]
 
 
+def test_a_replay_freezes_the_heap_it_found_and_thaws_it_after():
+    """During the replay the objects that were there before are frozen (a collection scans only
+    what the replay made); after it, also when the engine broke the rules, nothing is."""
+    import gc
+
+    frozen_during = []
+
+    class Watching(ContinuousEngine):
+        def step(self):
+            frozen_during.append(gc.get_freeze_count())
+            return super().step()
+
+    run(Watching)
+    assert min(frozen_during) > 1000 and gc.get_freeze_count() == 0
+    with pytest.raises(ReplayError):
+        run(NeverAnswers)
+    assert gc.get_freeze_count() == 0
+
+
 class ForgesTokens(ContinuousEngine):
     def step(self):
         return super().step() + [(999, 1)]
