@@ -18,9 +18,10 @@ two sides differ only in the hand-off of each prompt's K/V from GPU 0 to GPU 1:
   The thread never waits; GPU 1 keeps decoding while the K/V travel.
 
 Both sides serve the same requests with the same weights and forward shapes, so their greedy
-tokens are identical (verified offline and during the goodput replay). Trace, SLO and
-offline batch are ch15 disaggregated_inference's (prefill-heavy: prompts 512-2048 tokens,
-64 requests at 10/s; TTFT ≤ 1 s, TPOT ≤ 18 ms), where hand-offs are frequent and large;
+tokens are identical (verified offline and during the goodput replay). Prompt and answer
+lengths, SLO and offline batch are ch15 disaggregated_inference's (prefill-heavy: prompts
+512-2048 tokens; TTFT ≤ 1 s, TPOT ≤ 18 ms), at 64 requests and 10/s of this stem's own,
+where hand-offs are frequent and large;
 the stems `prefill_decode_disagg_ttft_heavy` (long prompts, short answers) and
 `prefill_decode_disagg_tpot_heavy` (short prompts, long answers) replay the other shapes.
 Expected: the overlapped hand-off raises goodput mostly through TPOT (decode steps no longer
@@ -28,12 +29,13 @@ stall behind every hand-off). Measured on 2 H200s (4xH200, 2026-11-28, README), 
 trace warmed: it does not. Both sides met every SLO up to 32 requests/s (TTFT-heavy: 80/s;
 TPOT-heavy: 32/s), and past the knee (48/s) they missed alike (41-79% against 62-74%, the
 order of the two replays deciding more than the hand-off). Over NVLink a prompt's K/V
-(8 KiB a token, at most 16 MiB) land in ~50 microseconds, and the blocking wait is for GPU 1's queued
-decode steps, which the next launch round refills at once: the optimized side is a declared
-negative result on this machine. A PCIe or network hand-off (a slower link, no peer access)
-is where the book's lesson would show. Each stem's run is mostly its 6 real-time
-replays (~30-55 s, estimated) plus ~15 s for the offline batch: over the 20 s budget for the
-reason ch15's `TwoGPUServing` declares (`slow_because`, inherited).
+(8 KiB a token, at most 16 MiB) land in ~50 microseconds, and the blocking wait is for GPU
+1's queued decode steps, which the next launch round refills at once: the optimized side is
+a declared negative result on this machine. A PCIe or network hand-off (a slower link, no
+peer access) is where the book's lesson would show. Each stem's run is mostly its real-time
+replays (a warm-up round and 3 counted ones per side) plus the offline batch: ~100 s each
+on a 2xH200, over the 20 s budget for the reason ch15's `TwoGPUServing` declares
+(`slow_because`, inherited).
 """
 from __future__ import annotations
 
@@ -93,8 +95,8 @@ class TTFTHeavy:
     frequent, TTFT is what users wait for. 64 requests at 16/s: ~4 s of arrivals, a replay
     of ~5 s (estimated)."""
 
-    gpu = replace(Disaggregated.gpu, prompt_len=(1024, 2048), output_len=(8, 64), requests=64, rate_rps=16.0,
-                  slo=SLO(ttft_s=0.5, tpot_s=Disaggregated.gpu.slo.tpot_s))
+    gpu = replace(Disaggregated.gpu, prompt_len=(1024, 2048), output_len=(8, 64), requests=64,
+                  rate_rps=16.0, slo=SLO(ttft_s=0.5, tpot_s=Disaggregated.gpu.slo.tpot_s))
     cpu = replace(Disaggregated.cpu, prompt_len=(32, 64), output_len=(2, 6))
 
 
@@ -106,6 +108,6 @@ class TPOTHeavy:
     128-512, asked ~2,350 tokens/s (about all the engine serves), and each replay would have
     lasted ~17 s even without queueing."""
 
-    gpu = replace(Disaggregated.gpu, prompt_len=(64, 256), output_len=(96, 224), requests=40, rate_rps=8.0,
-                  slo=SLO(ttft_s=1.0, tpot_s=Disaggregated.gpu.slo.tpot_s))
+    gpu = replace(Disaggregated.gpu, prompt_len=(64, 256), output_len=(96, 224), requests=40,
+                  rate_rps=8.0, slo=SLO(ttft_s=1.0, tpot_s=Disaggregated.gpu.slo.tpot_s))
     cpu = replace(Disaggregated.cpu, prompt_len=(4, 12), output_len=(8, 24))
