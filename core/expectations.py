@@ -113,7 +113,7 @@ def other_host(ex: Any, entry: dict[str, Any] | None,
     disaggregated_inference's trace was past both sides' knees on a 32-core host and between
     them on a 64-core one."""
     stored = (entry or {}).get("provenance") or {}
-    replayed = goals.goal_of(ex.goal or goals.DEFAULT).host_paced and not ex.simulated
+    replayed = goals.goal_of(ex.goal).host_paced and not ex.simulated
     if not (ex.cpu_bound or ex.host_bound or replayed) or not stored.get("cpu"):
         return ""
     here = (fingerprint.get("cpu"), fingerprint.get("cpu_cores"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import textwrap
 from pathlib import Path
+from typing import NamedTuple
 
 import matplotlib
 import matplotlib.ticker
@@ -36,20 +37,31 @@ def _rates(side: SideResult | None, ceilings: dict[str, float]) -> Rates | None:
     return side.rates or side_rates(side.workload, side.median_ms, ceilings)
 
 
-def _gated(r: ExampleResult) -> tuple[float, tuple[float, float], str]:
-    """What a row's bar shows: the ratio its goal gates, its interval and the words after its
-    name. A pair about memory, goodput or a cold start is judged on that, not on its time
-    (ch13:fsdp's 2.73x less memory drawn as its 0.95x time read as a slowdown); where this
-    run did not measure the goal's ratio (a CPU run), the bar is the time, and says so."""
+class Bar(NamedTuple):
+    """A row's bar: its value and interval, the words after its name, and whether the value
+    is the ratio its goal gates (so the stored value's tick belongs beside it)."""
+    value: float
+    low: float
+    high: float
+    words: str
+    gated: bool
+
+
+def _bar(r: ExampleResult) -> Bar:
+    """The ratio a row's goal gates: a pair about memory, goodput or a cold start is judged on
+    that, not on its time (ch13:fsdp's 2.73x less memory drawn as its 0.95x time read as a
+    slowdown). Where this run did not measure it (a CPU run), or it has no length (goodput
+    over a baseline that met no SLO), the bar is the time, and says so."""
     goal = goals.GOALS.get(r.goal, goals.GOALS[goals.DEFAULT])
+    time_bar = lambda words: Bar(r.speedup, *_ci(r), words, goal.gates_time)
     if goal.gates_time:
-        return r.speedup, _ci(r), ""
+        return time_bar("")
     ratio = goal.ratio(r)
-    if ratio == float("inf"):  # goodput over a baseline that met no SLO: no bar's length
-        return r.speedup, _ci(r), f" (time; the baseline's {goal.name} was 0)"
+    if ratio == float("inf"):
+        return time_bar(f" (time; the baseline's {goal.name} was 0)")
     if ratio is None or not math.isfinite(ratio) or ratio <= 0:
-        return r.speedup, _ci(r), f" (time; {goal.name} not measured)"
-    return ratio, (ratio, ratio), f" ({goal.gain})"
+        return time_bar(f" (time; {goal.name} not measured)")
+    return Bar(ratio, ratio, ratio, f" ({goal.gain})", True)
 
 
 def _kind(r: ExampleResult) -> str:
@@ -61,10 +73,10 @@ def _kind(r: ExampleResult) -> str:
         return "negative"
     if r.expectation is not None and r.expectation.status == "regression":
         return "regression"
-    value, (low, high), _ = _gated(r)
-    if low < 1 < high:
+    bar = _bar(r)
+    if bar.low < 1 < bar.high:
         return "even"  # neither faster nor slower, as far as its samples can tell
-    return "faster" if value >= 1 else "slower"
+    return "faster" if bar.value >= 1 else "slower"
 
 
 _KINDS = {"faster": ("tab:green", "faster"), "even": ("lightgrey", "interval spans 1x"),
@@ -89,17 +101,17 @@ def _speedup_ticks(limit: float) -> list[float]:
 def speedups(rows: list[ExampleResult], path: Path, context: str = "") -> Path | None:
     """Horizontal bars of each example's speedup with its 95% interval, on a log scale centred
     on 1x (bars grow from 1x, right when faster, left when slower); a pair gated on another
-    goal shows that goal's ratio, named beside it (`_gated`). `context`: the device, the
+    goal shows that goal's ratio, named beside it (`_bar`). `context`: the device, the
     commit and the run's mode, for the title."""
     rows = _measured(rows)
     if not rows:
         return None
-    rows = sorted(rows, key=lambda r: _gated(r)[0])
-    shown = [_gated(r) for r in rows]
-    labels = [r.id + words + (" (noisy)" if r.noisy else "") for r, (_, _, words) in zip(rows, shown)]
-    values = [value for value, _, _ in shown]
-    lo = [value - low for value, (low, _), _ in shown]
-    hi = [high - value for value, (_, high), _ in shown]
+    rows = sorted(rows, key=lambda r: _bar(r).value)
+    shown = [_bar(r) for r in rows]
+    labels = [r.id + bar.words + (" (noisy)" if r.noisy else "") for r, bar in zip(rows, shown)]
+    values = [bar.value for bar in shown]
+    lo = [bar.value - bar.low for bar in shown]
+    hi = [bar.high - bar.value for bar in shown]
     kinds = [_kind(r) for r in rows]
     fig, ax = plt.subplots(figsize=(9, 0.3 * len(rows) + 2.0))
     bars = ax.barh(labels, [v - 1.0 for v in values], left=1.0, xerr=[lo, hi], capsize=3,
@@ -108,9 +120,9 @@ def speedups(rows: list[ExampleResult], path: Path, context: str = "") -> Path |
     ax.bar_label(bars, labels=[f"{v:.2f}x" for v in values], padding=8, fontsize=7)
     ax.tick_params(axis="y", labelsize=7 if len(rows) > 40 else 9)
     ax.margins(y=0.5 / max(len(rows), 1))
-    for y, (r, (_, _, words)) in enumerate(zip(rows, shown)):
+    for y, (r, bar) in enumerate(zip(rows, shown)):
         stored = r.expectation.stored_speedup if r.expectation is not None else None  # the gated ratio
-        if stored and not words.startswith(" (time;"):  # the bar is that ratio
+        if stored and bar.gated:
             ax.plot([stored, stored], [y - 0.4, y + 0.4], color="black", linewidth=1.5)
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")

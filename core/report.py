@@ -205,8 +205,7 @@ def render(record: RunRecord, fmt: str = "table") -> str:
             f"{v:.0f} {'GB/s' if k.endswith('gbps') else 'TFLOP/s'}" for k, v in ceilings.items()))
     parts.append("")
     parts.append(table(rows, "github" if fmt == "markdown" else "simple"))
-    extra = (notes(rows, smoke=record.options.get("mode") == "smoke") + throttle_notes(record.pairs)
-             + slow_notes(record))
+    extra = run_notes(record)
     if extra:
         parts += ["", *extra]
     if record.expectation_updates:
@@ -341,8 +340,7 @@ def summary_markdown(record: RunRecord, charts: list[str] | None = None) -> str:
                            headers=["ceiling", "value", "SM MHz at its end", "slowdowns"],
                            tablefmt="github", disable_numparse=True), ""]
     lines += ["## Results", "", table(rows, "github"), ""]
-    extra = (notes(rows, smoke=record.options.get("mode") == "smoke") + throttle_notes(record.pairs)
-             + slow_notes(record))
+    extra = run_notes(record)
     if extra:
         lines += ["## Failures and notes", "", *[f"- {line}" for line in extra], ""]
     profile = _profile_lines(record.pairs)
@@ -352,6 +350,12 @@ def summary_markdown(record: RunRecord, charts: list[str] | None = None) -> str:
         lines += ["## Charts", "", *[f"![{name}]({name})" for name in charts], ""]
     lines += ["Raw samples, fingerprint and profiles: `results.json`.", ""]
     return "\n".join(lines)
+
+
+def run_notes(record: RunRecord) -> list[str]:
+    """Every note a run's table or summary ends with: its rows', throttling, pairs over budget."""
+    smoke = record.options.get("mode") == "smoke"
+    return notes(record.rows, smoke=smoke) + throttle_notes(record.pairs) + slow_notes(record)
 
 
 def chart_context(record: RunRecord) -> str:

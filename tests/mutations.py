@@ -286,7 +286,7 @@ MUTATIONS = [
              "    finally:\n        gc.unfreeze()", "    finally:\n        pass",
              ("tests/test_goodput.py::test_a_replay_freezes_the_heap_it_found_and_thaws_it_after",)),
     Mutation("negative-result-note-says-gated", "core/goals/base.py",
-             '    if getattr(ex, "negative_result", ""):', "    if False:",
+             "        if ex.negative_result:", "        if False:",
              (G + "test_memory_gate_judges_the_peak_saved_and_stores_both_peaks",)),
 ]
 

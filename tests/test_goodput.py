@@ -174,11 +174,12 @@ def test_a_replay_freezes_the_heap_it_found_and_thaws_it_after():
 
     class Watching(ContinuousEngine):
         def step(self):
-            frozen_during.append(gc.get_freeze_count())
+            if not frozen_during:  # get_freeze_count() walks the frozen heap: once is enough
+                frozen_during.append(gc.get_freeze_count())
             return super().step()
 
     run(Watching)
-    assert min(frozen_during) > 1000 and gc.get_freeze_count() == 0
+    assert frozen_during[0] > 1000 and gc.get_freeze_count() == 0
     with pytest.raises(ReplayError):
         run(NeverAnswers)
     assert gc.get_freeze_count() == 0

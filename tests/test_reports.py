@@ -604,7 +604,7 @@ def test_speedup_chart_shows_a_pair_by_the_ratio_its_goal_gates(tmp_path, monkey
     served = make_example("serving", 1.0, 0.9)  # goodput over a baseline that met no SLO: inf
     served.goal = "goodput"
     monkeypatch.setattr(type(goals.goal_of("goodput")), "ratio", lambda self, ex: float("inf"))
-    assert plots._gated(served)[2] == " (time; the baseline's goodput was 0)"
+    assert plots._bar(served).words == " (time; the baseline's goodput was 0)"
 
 
 def test_a_host_paced_result_stored_on_another_host_says_so():

@@ -104,6 +104,13 @@ class Goal:
         saved = f"{ratio:.2f}x {self.gain}" if ratio is not None else f"{self.name} not measured"
         return f"{saved}; time {time_cell}"
 
+    def gate_role(self, ex: ExampleResult) -> str:
+        """The note's words for what the gate does with this goal's ratio: a declared
+        negative result is reported and stored, never gated."""
+        if ex.negative_result:
+            return f"goal {self.name}, a declared negative result: not gated"
+        return f"goal {self.name}, gated on it"
+
     def notes(self, ex: ExampleResult) -> list[str]:
         """Lines for the report and summary.md."""
         return []
@@ -141,11 +148,3 @@ def cut_short(done: list, full: int) -> str:
         return (f"; {len(done)} of {full}: the rest could not have moved the median below "
                 f"the floor")
     return ""
-
-
-def gate_role(ex: Any, goal: str) -> str:
-    """The note's words for what the gate does with this goal's ratio: a declared negative
-    result is reported and stored, never gated."""
-    if getattr(ex, "negative_result", ""):
-        return f"goal {goal}, a declared negative result: not gated"
-    return f"goal {goal}, gated on it"

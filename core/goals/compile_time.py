@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from core import gate as verdict
 from core.decided import Floor, rounds_decided
-from core.goals.base import Goal, Outside, cut_short, gate_role, round_floor
+from core.goals.base import Goal, Outside, cut_short, round_floor
 
 if TYPE_CHECKING:
     from core.compile_time import ColdStart
@@ -144,7 +144,7 @@ class CompileTime(Goal):
         if self.ratio(ex) is None:
             return []
         base, opt = ex.baseline.cold_starts, ex.timing.cold_starts
-        return [f"COMPILE TIME {ex.id} ({gate_role(ex, 'compile_time')}): cold start "
+        return [f"COMPILE TIME {ex.id} ({self.gate_role(ex)}): cold start "
                 f"{_cold(base)} → {_cold(opt)} (process start to first answer, median of "
                 f"{len(opt)} fresh processes with empty compiler caches"
                 f"{cut_short(opt, COLD_STARTS)}); steady-state time {ex.speedup:.2f}x"]

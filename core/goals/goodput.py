@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import gate as verdict
 from core.decided import Floor, median_bounds, rounds_decided
-from core.goals.base import Goal, cut_short, gate_role, round_floor
+from core.goals.base import Goal, cut_short, round_floor
 
 if TYPE_CHECKING:
     from core.benchmark import Benchmark
@@ -178,7 +178,7 @@ class Goodput(Goal):
 
         if self.ratio(ex) is None:
             return []
-        return [f"GOODPUT {ex.id} ({gate_role(ex, 'goodput')}): {_serving(ex.baseline.goodput)}"
+        return [f"GOODPUT {ex.id} ({self.gate_role(ex)}): {_serving(ex.baseline.goodput)}"
                 f" → {_serving(ex.timing.goodput)} (median of {len(ex.timing.goodput)} "
                 f"{'simulated' if ex.simulated else 'real-time'} replays per side, "
                 f"each round one trace for both{cut_short(ex.timing.goodput, REPLAYS)}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from core import gate as verdict
-from core.goals.base import Goal, gate_role
+from core.goals.base import Goal
 
 if TYPE_CHECKING:
     from core.record import ExampleResult, PairResult
@@ -88,7 +88,7 @@ class Memory(Goal):
         if self.ratio(ex) is None:
             return []
         base, opt = ex.baseline.memory, ex.timing.memory
-        return [f"MEMORY {ex.id} ({gate_role(ex, 'memory')}): peak device memory "
+        return [f"MEMORY {ex.id} ({self.gate_role(ex)}): peak device memory "
                 f"{mib(base.peak_bytes)} → {mib(opt.peak_bytes)} per GPU "
                 f"(held {mib(base.resident_bytes)} → {mib(opt.resident_bytes)}, one "
                 f"call's peak on top {mib(base.call_bytes)} → {mib(opt.call_bytes)}); "

@@ -11,7 +11,7 @@ import statistics
 from typing import TYPE_CHECKING, Any
 
 from core import gate as verdict
-from core.goals.base import Goal, gate_role
+from core.goals.base import Goal
 
 if TYPE_CHECKING:
     from core.benchmark import Benchmark
@@ -93,7 +93,7 @@ class SimulatedCost(Goal):
         if self.ratio(ex) is None:
             return []
         base, opt = ex.baseline.simulated_costs, ex.timing.simulated_costs
-        return [f"SIMULATED COST {ex.id} ({gate_role(ex, 'simulated_cost')}): the modelled "
+        return [f"SIMULATED COST {ex.id} ({self.gate_role(ex)}): the modelled "
                 f"work takes {statistics.median(base) * 1e3:.3g} ms → "
                 f"{statistics.median(opt) * 1e3:.3g} ms (median over {len(opt)} input "
                 f"seeds, the same for both sides); the time column is the planning "
