@@ -37,18 +37,22 @@ sides alike (a deployment would run a process per GPU), so the pair measures the
 interference only: a prefill delays the baseline's decode by the part of its GPU time that
 the launches queued after it do not already cover.
 
-Trace and SLO (GPU). 120 requests, Poisson 40/s (3 s of arrivals), prompts 512-2048 tokens,
+Trace and SLO (GPU). 60 requests, Poisson 20/s (3 s of arrivals), prompts 512-2048 tokens,
 outputs 32-256: prefill-heavy. SLO: TTFT ≤ 1 s, TPOT ≤ 18 ms. One thread drives both GPUs,
 so this engine decodes a request every ~8-13 ms when no prompt gets in the way; a team
 streaming from it would promise a rate (≥ 55 tokens/s, 18 ms a token) with headroom over
-that interval. The TTFT target is an interactive product's usual bound. The rate comes from
-the sweep in the README (4xH200, GPUs 2,3, 2026-11-28, each rate's trace warmed on both
-sides): at 12-20/s both sides met every SLO; at 28/s the monolithic side met 94-100% and the
-disaggregated one 100%; at 40/s, 53-57% against 79-81%, in both replays, with the order
-turned. Past its knee a monolithic replica's prompts queue behind its decode steps and
-its decode steps behind prompts, and TTFT is what runs out first (p99 2.4 s against 1.2 s).
-At 10/s, the first rate chosen (before the trace was warmed), the two sides could not be
-told apart.
+that interval. The TTFT target is an interactive product's usual bound.
+
+A declared negative result (README, both sweeps). On the 64-core 4xH200 host the sides
+parted at 28-40/s (40/s: 53-57% of the SLOs met monolithic, 79-81% disaggregated); on a
+fresh 32-core 2xH200 the same trace was past both knees, and swept there with 4 replays per
+rate the outcome past the knee was bistable: at 28/s a replay's queue ran away on both sides
+(40-57% met) or drained on the disaggregated one (100%), at 32/s the first replay of each
+side met 32%/64% and the later ones 99-100%. No rate and no TTFT target gave a ratio that
+held from replay to replay, let alone host to host. 20/s is where both sides met every SLO
+in every replay on both hosts: there the pair shows that disaggregation buys no goodput
+while the monolithic replicas keep up; what it does buy is a steadier TTFT tail (p99 28-39
+ms against 27-343 ms over those replays).
 """
 from __future__ import annotations
 
@@ -386,8 +390,8 @@ class Disaggregated(TwoGPUServing):
     negative_result = ("one thread driving 2 H200s: where both sides keep up (20/s) they meet the "
                        "same share of the SLOs; past the knee (28-40/s) a replay's queue drains or "
                        "runs away depending on the host and the replay, so no goodput gain holds "
-                       "from one machine to the next (README sweeps); the TTFT p99 is shorter "
-                       "disaggregated at every rate")
+                       "from one machine to the next (README sweeps); the TTFT tail is steadier "
+                       "disaggregated")
 
     def engine(self) -> PrefillDecode:
         w = self.sizes.width

@@ -508,8 +508,8 @@ def readme(runs: Optional[List[Path]] = typer.Argument(None, help=(
             "provenance (a re-measured pair replaces only its own rows).")),
         forget: Optional[List[str]] = typer.Option(None, "--forget", help=(
             "Drop this example's rows (e.g. ch14:triton_norm) from every block of its "
-            "chapter: its code changed since they were measured. Repeat for several; "
-            "needs no run."))) -> None:
+            "chapter: its code changed since they were measured; ch04:symmetric_memory@2x_h200 "
+            "drops them from that block only. Repeat for several; needs no run."))) -> None:
     """Write the measured tables of each chapter README from runs (one block per GPU model
     between `<!-- aisp:measured KEY -->` and `<!-- aisp:end -->`; prose is left alone).
     A block is rebuilt from the given runs only (pass every run whose rows it should show),
@@ -519,9 +519,10 @@ def readme(runs: Optional[List[Path]] = typer.Argument(None, help=(
     from core.readme import not_publishable, write_tables
 
     runs, forgotten = runs or [], frozenset(forget or [])
-    bad = sorted(i for i in forgotten if not re.fullmatch(r"ch\d\d:\w+", i))
+    bad = sorted(i for i in forgotten if not re.fullmatch(r"ch\d\d:\w+(@\w+)?", i))
     if bad:
-        _usage_error(f"--forget takes example ids like ch14:triton_norm, not {' '.join(bad)}")
+        _usage_error(f"--forget takes example ids like ch14:triton_norm (or "
+                     f"ch04:symmetric_memory@2x_h200 for one block), not {' '.join(bad)}")
     if not runs and not forgotten:
         _usage_error("pass the run directory of a full `bench run` on a GPU (or --forget ids)")
     try:

@@ -9,7 +9,8 @@ Each chapter README keeps one block per GPU model between two markers:
 `write_tables` takes one or more runs; for the same GPU a later run's rows replace an
 earlier run's (a full run, then a re-run of one pair). With `keep_others` the rows of pairs
 the runs do not cover stay (a re-measured pair replaces only its own rows), and `forget`
-drops the rows of pairs whose code changed since, in every block of their chapter. A block
+drops the rows of pairs whose code changed since, in every block of their chapter (or in
+one: `ch04:symmetric_memory@2x_h200`, a variant that no longer runs at that count). A block
 that does not exist yet is added at the end of the README's `## Measured` section (created
 if missing). Prose outside the markers is left alone.
 """
@@ -174,7 +175,11 @@ def write_tables(records: list[RunRecord], root: Path, chapters: set[str] | None
     """Rewrite the measured blocks of every chapter the runs cover (only `chapters`, when
     given: a run that also holds a few pairs of another chapter leaves that README alone);
     with `keep_others`, rows the runs do not cover stay; `forget` (example ids) drops rows
-    from every block of their chapters. Returns the READMEs written."""
+    from every block of their chapters, or from one block where the id ends in `@KEY`
+    (`ch04:symmetric_memory@2x_h200`). Returns the READMEs written."""
+    def forgotten_in(key: str) -> frozenset[str]:
+        return frozenset(i.partition("@")[0] for i in forget if i.partition("@")[2] in ("", key))
+
     gpus: dict[str, GpuTables] = {}
     for record in records:
         hardware = record.fingerprint.get("hardware_key", "unknown")
@@ -191,12 +196,12 @@ def write_tables(records: list[RunRecord], root: Path, chapters: set[str] | None
         for gpu in gpus.values():
             if chapter in gpu.rows:
                 old = read_block(text, gpu.key) if keep_others else None
-                text = place(text, gpu.key, gpu.block(chapter, old, forget))
+                text = place(text, gpu.key, gpu.block(chapter, old, forgotten_in(gpu.key)))
         for key in re.findall(r"<!-- aisp:measured (\S+) -->", text) if forget else []:
             if key in gpus and chapter in gpus[key].rows:
                 continue  # rewritten above
             old = read_block(text, key)
-            left = old.without(set(forget)) if old else None
+            left = old.without(set(forgotten_in(key))) if old else None
             if old and left and len(left.rows) < len(old.rows):
                 text = place(text, key, render(key, old.device, old.provenance, old.header,
                                                left.rows, left.notes))

@@ -133,6 +133,27 @@ def test_forget_drops_a_changed_pairs_rows_from_blocks_without_a_run(tmp_path, m
     assert CliRunner().invoke(app, ["bench", "readme"]).exit_code == 2
 
 
+def test_forget_with_a_block_key_drops_the_rows_of_that_block_only(tmp_path, monkeypatch):
+    """A variant that no longer runs at one GPU count (ch04 symmetric_memory's one-shot side
+    needs 4 GPUs since 2026-11-28) loses its rows in that count's block, not in the others."""
+    (tmp_path / "ch90").mkdir()
+    readme = tmp_path / "ch90" / "README.md"
+    readme.write_text(PROSE)
+    write_tables([record("20261123-010000", "h200", "aaa1111", 1.0, "x"),
+                  record("20261123-020000", "h100", "aaa1111", 0.5, "x")], tmp_path)
+    assert readme.read_text().count("ch90:x") == 2
+    monkeypatch.setenv("AISP_ROOT", str(tmp_path))
+    result = CliRunner().invoke(app, ["bench", "readme", "--forget", "ch90:x@h200"])
+    assert result.exit_code == 0, result.output
+    text = readme.read_text()
+    h200 = text[text.index(begin("h200")):]
+    h100 = text[text.index(begin("h100")):]
+    assert "ch90:x" not in h200[:h200.index("<!-- aisp:end -->")]
+    assert "ch90:x" in h100[:h100.index("<!-- aisp:end -->")] and "4.00x" in text
+    bad = CliRunner().invoke(app, ["bench", "readme", "--forget", "ch90:x@"])
+    assert bad.exit_code == 2 and "@2x_h200" in bad.output
+
+
 def test_no_chapter_table_shows_the_old_relative_error_format():
     """`ok (3e+11 rel)` (the largest relative error, blown up by outputs near zero) read as a
     failure; the kept rows were rewritten to `ok (exact)` or `ok` on 2026-11-28."""
