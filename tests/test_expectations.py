@@ -290,3 +290,23 @@ def test_every_stored_pair_fits_the_budget_or_its_baseline_says_why():
     """The suite's 15 minutes are the sum of these."""
     over = over_budget(REPO_ROOT)
     assert not over, "pairs over the budget without slow_because on their baseline: " + "; ".join(over)
+
+
+def test_no_committed_entry_is_for_a_gpu_count_its_variant_cannot_run_at():
+    """An entry under `2x_h200` for a variant that now needs 4 GPUs is never gated again and
+    its README rows would go on showing it (ch04 symmetric_memory, 2026-11-28): drop both
+    (`bench readme --forget chNN:variant@2x_h200`)."""
+    from core.pairfile import load_benchmark
+
+    stale = []
+    for path in sorted(REPO_ROOT.glob("ch*/expectations_*x_*.json")):
+        count = int(re.match(r"expectations_(\d+)x_", path.name).group(1))
+        for name in json.loads(path.read_text())["examples"]:
+            variant = path.parent / f"optimized_{name}.py"
+            if not variant.exists():
+                stale.append(f"{path.name}: {name} has no {variant.name}")
+                continue
+            need = load_benchmark(variant).requires.gpus
+            if need > count:
+                stale.append(f"{path.parent.name}/{path.name}: {name} needs {need} GPUs")
+    assert not stale, stale
