@@ -288,6 +288,9 @@ MUTATIONS = [
     Mutation("negative-result-note-says-gated", "core/goals/base.py",
              "        if ex.negative_result:", "        if False:",
              (G + "test_memory_gate_judges_the_peak_saved_and_stores_both_peaks",)),
+    Mutation("readme-forget-ignores-its-block", "core/readme.py",
+             'if i.partition("@")[2] in ("", key))', "if True)",
+             ("tests/test_readme.py::test_forget_with_a_block_key_drops_the_rows_of_that_block_only",)),
 ]
 
 
