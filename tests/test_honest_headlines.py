@@ -78,6 +78,33 @@ def test_a_slower_optimized_side_is_stored_only_as_a_declared_negative_result(tm
         assert "ch90/optimized_x.py" in record.expectation_skips[0]
 
 
+@pytest.mark.parametrize("interval, stored", [
+    ((0.9998, 1.0009), False),  # ch06 autotuning's H100 entry: both sides picked one launch
+    ((0.99, 1.07), False),      # a gain in the median, but the interval reaches 1x
+    ((1.02, 1.06), True),       # small but clear of 1x: a gain, stored
+])
+def test_a_speedup_whose_interval_reaches_below_1x_is_stored_only_as_declared(tmp_path, interval, stored):
+    """A speedup at parity gates later runs at the 1.0x floor, and a run whose interval lands
+    wholly below 1x fails: ch04 symmetric_memory, stored at 1.03x on 2 GPUs, measured 0.998x
+    [interval below 1] on a fresh machine. Refused unless declared, like a slower side."""
+    median = sum(interval) / 2
+    result = pair_result(side(median), side(1.0), interval)
+    annotate(result, PAIR, {}, {})
+    chapter = tmp_path / "ch90"
+    chapter.mkdir()
+    record = RunRecord(tmp_path, {}, {}, [result])
+    write_expectations(record, [(Pair("ch90", "x", chapter / "baseline_x.py"), [])], "h100")
+    assert (chapter / "expectations_h100.json").exists() is stored
+    if not stored:
+        assert "at parity (interval" in record.expectation_skips[0]
+        assert "declares no negative_result" in record.expectation_skips[0]
+    declared = pair_result(side(median), side(1.0), interval, negative="parity at these shapes")
+    annotate(declared, PAIR, {}, {})
+    record = RunRecord(tmp_path, {}, {}, [declared])
+    write_expectations(record, [(Pair("ch90", "x", chapter / "baseline_x.py"), [])], "h200")
+    assert (chapter / "expectations_h200.json").exists() and not record.expectation_skips
+
+
 @pytest.mark.parametrize("negative", ["", "chunking costs more than it hides at this load"])
 def test_a_goodput_below_one_is_stored_only_as_a_declared_negative_result(tmp_path, negative):
     """The same rule for a variant gated on another measure: an H200 run stored a 0.98x
