@@ -77,6 +77,11 @@ class Goal:
         """The gated ratio measured in this run (None: not measured)."""
         return None
 
+    def lowest(self, ex: ExampleResult) -> float | None:
+        """The low end of the gated ratio's interval where --update-expectations should judge
+        it (one reaching below 1x is parity, stored only when declared: core.runner)."""
+        return None
+
     def gate(self, ex: ExampleResult, entry: dict[str, Any] | None, result: PairResult) -> verdict.GateResult:
         """The verdict on this run's ratio; sets `ex.noisy` when it is too noisy to store."""
         raise NotImplementedError

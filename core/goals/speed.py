@@ -35,6 +35,9 @@ class Speed(Goal):
     def ratio(self, ex: ExampleResult) -> float | None:
         return ex.speedup
 
+    def lowest(self, ex: ExampleResult) -> float | None:
+        return ex.speedup_ci[0] if ex.speedup_ci else None
+
     def gate(self, ex: ExampleResult, entry: dict[str, Any] | None, result: PairResult) -> verdict.GateResult:
         tolerance = self.tolerance(None, ex.cpu_bound)
         ex.noisy = verdict.noisy_reason((ex.baseline.stats.n, ex.timing.stats.n), tuple(ex.speedup_ci),
